@@ -1,0 +1,1 @@
+"""Environments: data streams, adversaries, click models and comparison oracles."""

@@ -1,0 +1,1 @@
+"""Experiment engine: configs, the runner, sweeps, storage and reports."""

@@ -1,0 +1,1 @@
+"""Online ranking learners, one module per family."""

@@ -1,0 +1,1 @@
+"""Partial monitoring for ranking: loss, feedback and signal matrices, observability."""
