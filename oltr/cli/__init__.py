@@ -10,6 +10,8 @@ import typer
 
 from oltr.cli import data as _data
 from oltr.cli import demo as _demo
+from oltr.cli import experiments as _experiments
+from oltr.cli import theory as _theory
 
 app = typer.Typer(
     name="oltr",
@@ -20,6 +22,8 @@ app = typer.Typer(
 )
 app.command("demo")(_demo.demo)
 app.add_typer(_data.app, name="data")
+app.add_typer(_theory.app, name="theory")
+_experiments.register(app)
 
 
 def main() -> None:
