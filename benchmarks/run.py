@@ -1,0 +1,33 @@
+"""Run every benchmark in this folder (or those named) and print their reports.
+
+Usage: ``python benchmarks/run.py [NAME ...]`` where NAME is e.g. ``letor`` for
+``bench_letor.py``. Benchmarks print tables; they assert nothing.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(names: list[str]) -> None:
+    scripts = sorted(HERE.glob("bench_*.py"))
+    if names:
+        wanted = {f"bench_{n.removeprefix('bench_').removesuffix('.py')}.py" for n in names}
+        unknown = wanted - {s.name for s in scripts}
+        if unknown:
+            raise SystemExit(f"unknown benchmark(s): {sorted(unknown)}; have {[s.name for s in scripts]}")
+        scripts = [s for s in scripts if s.name in wanted]
+    for script in scripts:
+        print(f"\n=== {script.name}", flush=True)
+        start = time.perf_counter()
+        runpy.run_path(str(script), run_name="__main__")
+        print(f"--- {script.name} took {time.perf_counter() - start:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
