@@ -1,0 +1,591 @@
+"""Interleaved comparisons of two rankers from clicks.
+
+An interleaving method merges the orders of two rankers A and B into one shown
+list of length ``n = min(k, m)``, remembers what it needs to credit clicks, and
+turns the clicks on the shown list into an outcome:
+
+    outcome = −1  (A wins),   0  (tie),   +1  (B wins).
+
+So ``outcome > 0`` reads "the second ranker won" — in Dueling Bandit Gradient
+Descent (Yue & Joachims 2009, Algorithm 1, line 6) pass the current ranker
+``w_t`` as A and the candidate ``w'_t`` as B.
+
+Three methods, each a batched function returning a frozen result object:
+
+* :func:`team_draft_interleave` — team-draft interleaving (Radlinski, Kurup &
+  Joachims 2008, §4); clicks are credited to the team that
+  contributed the clicked item.
+* :func:`balanced_interleave` — balanced interleaving (Joachims 2003, §3); the
+  click credit looks at the top-``k*`` of each ranker, ``k*`` the smallest depth
+  at which either ranker holds the lowest clicked item.
+* :func:`probabilistic_interleave` — probabilistic interleaving (Hofmann,
+  Whiteson & de Rijke 2011, §4) with softmax P_s(d) ∝ 1/r_s(d)^τ, τ = 3. The
+  outcome is by default the sign of the *expected* outcome marginalised over
+  all ranker assignments given the shown list; the naive outcome of the
+  sampled assignment is available too.
+
+Inputs are two orders (item indices best first) over the same ``m`` items,
+shape (..., m); leading axes broadcast. All loops run over the ``n`` shown
+positions only (at most ``2n`` steps for balanced interleaving) with array
+operations across the batch, and only the top ``n`` of each order can be
+shown by team-draft and balanced interleaving.
+
+Randomness comes from ``rng``: one seed/Generator for the batch, or a sequence
+of Generators, one per row of a 2-D batch (row ``b`` then equals a 1-D call
+with ``rng[b]``, bit for bit).
+
+References
+----------
+Joachims 2003, "Evaluating retrieval performance using clickthrough data", in
+Text Mining (Franke, Nakhaeizadeh & Renz, eds.), §3.
+Radlinski, Kurup & Joachims 2008, "How does clickthrough data reflect retrieval
+quality?", CIKM, §4.
+Hofmann, Whiteson & de Rijke 2011, "A probabilistic method for inferring
+preferences from clicks", CIKM, §4.
+Yue & Joachims 2009, "Interactively optimizing information retrieval systems
+as a dueling bandits problem", ICML, §1, §3 (comparisons by interleaving).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oltr.envs.clicks import ClickModel, RNGs, _normalize_rngs, _uniform
+from oltr.permutations import ranks_from_order
+
+__all__ = [
+    "INTERLEAVING_METHODS",
+    "BalancedInterleaving",
+    "Interleaving",
+    "ProbabilisticInterleaving",
+    "TeamDraftInterleaving",
+    "balanced_interleave",
+    "compare",
+    "interleave",
+    "probabilistic_interleave",
+    "softmax_weights",
+    "team_draft_interleave",
+]
+
+#: Team labels: the first ranker (A) and the second (B).
+TEAM_A, TEAM_B = -1, 1
+
+#: |E[outcome]| at or below this is a tie (round-off of an exactly symmetric case).
+_TIE_TOL = 1e-12
+
+
+class Interleaving(Protocol):
+    """What every interleaving result offers."""
+
+    @property
+    def shown(self) -> NDArray[np.intp]:
+        """Items by position, shape (..., n)."""
+        ...
+
+    def outcome(self, clicks: ArrayLike) -> Any:
+        """−1 (A wins), 0 (tie) or +1 (B wins) per list."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# inputs and outputs
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    a: NDArray[np.intp]        # (N, m) order of A
+    b: NDArray[np.intp]        # (N, m) order of B
+    rank_a: NDArray[np.intp]   # (N, m) 0-based position of each item in A
+    rank_b: NDArray[np.intp]
+    batch: tuple[int, ...]
+    n: int                     # shown length min(k, m)
+
+
+def _ranks(order: ArrayLike, name: str) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    try:
+        ranks = ranks_from_order(order)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{name}: {exc}") from exc
+    return np.asarray(order, dtype=np.intp), ranks
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k (length of the shown list) must be an int >= 1, got {k!r}")
+    return int(k)
+
+
+def _prepare(order_a: ArrayLike, order_b: ArrayLike, k: int) -> _Prepared:
+    k = _check_k(k)
+    a, ra = _ranks(order_a, "order_a")
+    b, rb = _ranks(order_b, "order_b")
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"order_a and order_b must rank the same items, got {a.shape[-1]} and "
+                         f"{b.shape[-1]} items")
+    m = a.shape[-1]
+    try:
+        batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    except ValueError as exc:
+        raise ValueError(f"leading shapes of order_a {a.shape[:-1]} and order_b "
+                         f"{b.shape[:-1]} do not broadcast") from exc
+
+    def flat(x: NDArray[np.intp]) -> NDArray[np.intp]:
+        return np.broadcast_to(x, batch + (m,)).reshape(-1, m)
+
+    return _Prepared(flat(a), flat(b), flat(ra), flat(rb), batch, min(k, m))
+
+
+def _draws(rng: RNGs, batch: tuple[int, ...], tail: tuple[int, ...]) -> NDArray[np.float64]:
+    """Uniforms of shape (N,) + tail."""
+    u = _uniform(_normalize_rngs(rng, batch), batch, tail)
+    return u.reshape((-1,) + tail)
+
+
+def _unflat(x: NDArray[Any], batch: tuple[int, ...]) -> NDArray[Any]:
+    return x.reshape(batch + x.shape[1:])
+
+
+def _scalar_if_0d(x: NDArray[Any]) -> Any:
+    return x[()] if x.ndim == 0 else x
+
+
+def _check_clicks(clicks: ArrayLike, shape: tuple[int, ...]) -> NDArray[np.bool_]:
+    c = np.asarray(clicks)
+    if c.dtype != np.bool_:
+        raise TypeError(f"clicks must be a bool array, got dtype {c.dtype}")
+    if c.shape != shape:
+        raise ValueError(f"clicks must have the shape of the shown list {shape}, got {c.shape}")
+    return c
+
+
+def _sign(x: NDArray[Any]) -> NDArray[np.int8]:
+    return np.asarray(np.sign(x), dtype=np.int8)
+
+
+# ---------------------------------------------------------------------------
+# team-draft interleaving
+
+
+@dataclass(frozen=True)
+class TeamDraftInterleaving:
+    """A team-draft interleaved list and its team assignment.
+
+    Attributes
+    ----------
+    shown
+        Items by position, shape (..., n).
+    team
+        ``-1`` where ranker A contributed the item, ``+1`` where B did; shape (..., n).
+    """
+
+    shown: NDArray[np.intp]
+    team: NDArray[np.int8]
+
+    def credit(self, clicks: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Clicks on A's team and on B's team, each of shape (...)."""
+        c = _check_clicks(clicks, self.shown.shape)
+        return ((c & (self.team == TEAM_A)).sum(axis=-1),
+                (c & (self.team == TEAM_B)).sum(axis=-1))
+
+    def outcome(self, clicks: ArrayLike) -> Any:
+        """Sign of (clicks on B's team − clicks on A's team): −1 A wins, 0 tie, +1 B wins."""
+        ca, cb = self.credit(clicks)
+        return _scalar_if_0d(_sign(cb - ca))
+
+
+def team_draft_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
+                          rng: RNGs) -> TeamDraftInterleaving:
+    """Team-draft interleaving of two orders (Radlinski et al. 2008, §4).
+
+    The rankers pick like captains choosing teams: in each round a fair coin
+    says who picks first, then each adds its highest-ranked item not yet shown
+    (the rule "A picks if |team A| < |team B|, or if equal and the coin says
+    so"). The shown list stops at ``n = min(k, m)`` items; the teams' sizes
+    differ by at most one.
+
+    Parameters
+    ----------
+    order_a, order_b
+        Orders of rankers A and B: integer arrays of shape (..., m), each row a
+        permutation of ``0..m-1``, best first. Leading axes broadcast.
+    k
+        Length of the shown list, >= 1 (default 10, the usual result page).
+    rng
+        Seed/Generator, or a sequence of Generators, one per row of a 2-D batch.
+
+    Returns
+    -------
+    TeamDraftInterleaving
+        ``shown`` and ``team`` of shape (..., n); ``outcome(clicks)``.
+
+    References
+    ----------
+    Radlinski, Kurup & Joachims 2008, CIKM, §4.
+
+    Examples
+    --------
+    >>> il = team_draft_interleave([0, 1, 2, 3], [3, 2, 1, 0], k=4, rng=1)
+    >>> sorted(il.shown.tolist()), int(il.team.sum())
+    ([0, 1, 2, 3], 0)
+    >>> clicked = il.shown == 0                     # a click on A's favourite...
+    >>> int(il.outcome(clicked))                    # ...which A contributed
+    -1
+    """
+    p = _prepare(order_a, order_b, k)
+    n_rows, n = p.a.shape[0], p.n
+    n_pairs = (n + 1) // 2
+    a_first = _draws(rng, p.batch, (n_pairs,)) < 0.5
+    # Pair j fills positions 2j, 2j+1: (A, B) if A picks first, else (B, A).
+    first = np.where(a_first, TEAM_A, TEAM_B).astype(np.int8)
+    team = np.stack([first, -first], axis=-1).reshape(n_rows, 2 * n_pairs)[:, :n]
+    # Fewer than n items are shown before any pick, so each pick lies in the top n.
+    top_a, top_b = p.a[:, :n], p.b[:, :n]
+    rows = np.arange(n_rows)
+    used = np.zeros(p.a.shape, dtype=bool)
+    shown = np.empty((n_rows, n), dtype=np.intp)
+    for t in range(n):
+        src = np.where((team[:, t] == TEAM_A)[:, None], top_a, top_b)
+        pick = src[rows, np.argmax(~used[rows[:, None], src], axis=1)]
+        shown[:, t] = pick
+        used[rows, pick] = True
+    return TeamDraftInterleaving(_unflat(shown, p.batch), _unflat(team, p.batch))
+
+
+# ---------------------------------------------------------------------------
+# balanced interleaving
+
+
+@dataclass(frozen=True)
+class BalancedInterleaving:
+    """A balanced interleaved list and what its click credit needs.
+
+    Attributes
+    ----------
+    shown
+        Items by position, shape (..., n).
+    a_first
+        Whether A's items went first at each depth, shape (...).
+    rank_a, rank_b
+        0-based position in A and in B of each shown item, shape (..., n).
+    """
+
+    shown: NDArray[np.intp]
+    a_first: NDArray[np.bool_]
+    rank_a: NDArray[np.intp]
+    rank_b: NDArray[np.intp]
+
+    def credit(self, clicks: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Joachims' (2003) click counts ``(h_a, h_b)``, each of shape (...).
+
+        With ``l`` the lowest clicked position, ``k* = min(rank_a, rank_b)`` of the
+        item there, plus one; ``h_a`` counts clicked items in A's top ``k*``, ``h_b``
+        in B's top ``k*``. No click gives (0, 0).
+        """
+        c = _check_clicks(clicks, self.shown.shape)
+        n = c.shape[-1]
+        last = n - 1 - np.argmax(c[..., ::-1], axis=-1)          # lowest clicked position
+        depth = np.minimum(np.take_along_axis(self.rank_a, last[..., None], -1),
+                           np.take_along_axis(self.rank_b, last[..., None], -1))
+        h_a = (c & (self.rank_a <= depth)).sum(axis=-1)
+        h_b = (c & (self.rank_b <= depth)).sum(axis=-1)
+        return h_a, h_b
+
+    def outcome(self, clicks: ArrayLike) -> Any:
+        """Sign of ``h_b − h_a``: −1 A wins, 0 tie, +1 B wins."""
+        h_a, h_b = self.credit(clicks)
+        return _scalar_if_0d(_sign(h_b - h_a))
+
+
+def balanced_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
+                        rng: RNGs) -> BalancedInterleaving:
+    """Balanced interleaving of two orders (Joachims 2003, §3).
+
+    A fair coin decides whether A or B leads; then the two orders are read in
+    lockstep — A's next item when A has been read less deeply (or equally, and
+    A leads), else B's — and an item is appended unless already shown. Any
+    prefix of the shown list therefore holds the top ``k_a`` of A and the top
+    ``k_b`` of B with ``|k_a − k_b| <= 1``; the first ``n`` shown items hold the
+    top ``⌊n/2⌋`` of both rankers and the top ``⌈n/2⌉`` of the leader.
+
+    Parameters
+    ----------
+    order_a, order_b
+        Orders of rankers A and B, shape (..., m), each row a permutation of
+        ``0..m-1``, best first. Leading axes broadcast.
+    k
+        Length of the shown list, >= 1 (default 10).
+    rng
+        Seed/Generator, or a sequence of Generators, one per row of a 2-D batch.
+
+    Returns
+    -------
+    BalancedInterleaving
+        ``shown``, ``a_first``, ``rank_a``, ``rank_b``; ``outcome(clicks)``.
+
+    References
+    ----------
+    Joachims 2003, "Evaluating retrieval performance using clickthrough data", §3.
+
+    Examples
+    --------
+    >>> il = balanced_interleave([0, 1, 2, 3, 4], [1, 0, 3, 2, 4], k=4, rng=0)
+    >>> sorted(il.shown.tolist())
+    [0, 1, 2, 3]
+    >>> int(il.outcome(il.shown == 3))      # item 3: A's 4th, B's 3rd
+    1
+    """
+    p = _prepare(order_a, order_b, k)
+    n_rows, n = p.a.shape[0], p.n
+    a_first = _draws(rng, p.batch, ()) < 0.5
+    # While a row is unfinished, each order has been read at most as deep as the
+    # list is long (< n), so only the top n of each is ever read.
+    top_a, top_b = p.a[:, :n], p.b[:, :n]
+    rows = np.arange(n_rows)
+    used = np.zeros(p.a.shape, dtype=bool)
+    shown = np.empty((n_rows, n), dtype=np.intp)
+    depth_a = np.zeros(n_rows, dtype=np.intp)
+    depth_b = np.zeros(n_rows, dtype=np.intp)
+    count = np.zeros(n_rows, dtype=np.intp)
+    # Reading 2n − 1 items in lockstep reaches depth n in one order, so n items are shown.
+    for _ in range(2 * n - 1):
+        active = count < n
+        if not active.any():
+            break
+        take_a = (depth_a < depth_b) | ((depth_a == depth_b) & a_first)
+        item = np.where(take_a, top_a[rows, np.minimum(depth_a, n - 1)],
+                        top_b[rows, np.minimum(depth_b, n - 1)])
+        new = active & ~used[rows, item]
+        shown[rows[new], count[new]] = item[new]
+        used[rows[new], item[new]] = True
+        count += new
+        depth_a += active & take_a
+        depth_b += active & ~take_a
+    rank_a = np.take_along_axis(p.rank_a, shown, axis=1)
+    rank_b = np.take_along_axis(p.rank_b, shown, axis=1)
+    return BalancedInterleaving(_unflat(shown, p.batch), _unflat(a_first, p.batch),
+                                _unflat(rank_a, p.batch), _unflat(rank_b, p.batch))
+
+
+# ---------------------------------------------------------------------------
+# probabilistic interleaving
+
+
+@dataclass(frozen=True)
+class ProbabilisticInterleaving:
+    """A probabilistically interleaved list with its sampled and inferred assignments.
+
+    Attributes
+    ----------
+    shown
+        Items by position, shape (..., n).
+    assignment
+        The ranker that was sampled to fill each position (−1 A, +1 B), shape (..., n).
+    posterior_b
+        P(position i was filled by B | shown list), shape (..., n). The list's
+        likelihood factorises over positions, so these are independent:
+        ``p_B(d_i | rest_i) / (p_A(d_i | rest_i) + p_B(d_i | rest_i))``, with
+        ``rest_i`` the items not shown above position i.
+    """
+
+    shown: NDArray[np.intp]
+    assignment: NDArray[np.int8]
+    posterior_b: NDArray[np.float64]
+
+    def expected_outcome(self, clicks: ArrayLike) -> Any:
+        """E[o | shown, clicks] in [−1, 1], marginalised over assignments (Hofmann 2011 §4).
+
+        ``o(a) = sign(#clicks credited to B − #clicks credited to A)``; the
+        assignments at the clicked positions are independent given the list, so
+        the count difference has a Poisson-binomial law, computed exactly by a
+        convolution over positions (O(n²) per list instead of the 2^n sum).
+        Returns float64 of the batch shape (a numpy scalar for a single list).
+        """
+        c = _check_clicks(clicks, self.shown.shape)
+        q = self.posterior_b
+        n = c.shape[-1]
+        # dist[..., j] = P(difference = j − n), difference in [−n, n].
+        dist = np.zeros(c.shape[:-1] + (2 * n + 1,))
+        dist[..., n] = 1.0
+        for t in range(n):
+            qt = q[..., t, None]
+            stepped = np.zeros_like(dist)
+            stepped[..., 1:] += qt * dist[..., :-1]      # credited to B: +1
+            stepped[..., :-1] += (1.0 - qt) * dist[..., 1:]  # credited to A: −1
+            dist = np.where(c[..., t, None], stepped, dist)
+        return _scalar_if_0d(dist[..., n + 1:].sum(axis=-1) - dist[..., :n].sum(axis=-1))
+
+    def outcome(self, clicks: ArrayLike, *, marginalize: bool = True) -> Any:
+        """−1 A wins, 0 tie, +1 B wins.
+
+        With ``marginalize`` (default) the sign of :meth:`expected_outcome`
+        (|E| <= 1e-12 counts as a tie); otherwise the naive outcome of the
+        sampled assignment, sign(clicks on B's positions − clicks on A's).
+        """
+        if marginalize:
+            e = np.asarray(self.expected_outcome(clicks))
+            return _scalar_if_0d(_sign(np.where(np.abs(e) <= _TIE_TOL, 0.0, e)))
+        c = _check_clicks(clicks, self.shown.shape)
+        return _scalar_if_0d(_sign((c * self.assignment).sum(axis=-1)))
+
+
+def softmax_weights(ranks: ArrayLike, tau: float = 3.0) -> NDArray[np.float64]:
+    """Unnormalised probabilistic-interleaving weights 1 / (rank + 1)^τ (0-based ranks)."""
+    return np.asarray((np.asarray(ranks, dtype=np.float64) + 1.0) ** (-float(tau)),
+                      dtype=np.float64)
+
+
+def probabilistic_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
+                             tau: float = 3.0, rng: RNGs) -> ProbabilisticInterleaving:
+    """Probabilistic interleaving of two orders (Hofmann et al. 2011, §4).
+
+    Each ranker s becomes a softmax over items, P_s(d) ∝ 1 / r_s(d)^τ (r 1-based).
+    For each position a fair coin picks a ranker, which samples an item from its
+    softmax restricted to the items not yet shown; the item is shown and removed
+    from both rankers. Every order can produce every list, which makes the
+    comparison fair and lets the outcome be marginalised over assignments.
+
+    Parameters
+    ----------
+    order_a, order_b
+        Orders of rankers A and B, shape (..., m), each row a permutation of
+        ``0..m-1``, best first. Leading axes broadcast.
+    k
+        Length of the shown list, >= 1 (default 10).
+    tau
+        Softmax sharpness τ > 0 (default 3, Hofmann et al. 2011 §4).
+    rng
+        Seed/Generator, or a sequence of Generators, one per row of a 2-D batch.
+
+    Returns
+    -------
+    ProbabilisticInterleaving
+        ``shown``, ``assignment``, ``posterior_b``; ``outcome(clicks)`` and
+        ``expected_outcome(clicks)``.
+
+    References
+    ----------
+    Hofmann, Whiteson & de Rijke 2011, CIKM, §4 (softmax rankers; marginalising over assignments).
+
+    Examples
+    --------
+    >>> il = probabilistic_interleave([0, 1, 2], [0, 1, 2], k=3, rng=0)
+    >>> il.posterior_b                      # equal rankers: every position 50/50
+    array([0.5, 0.5, 0.5])
+    >>> float(il.expected_outcome(np.array([True, False, True])))
+    0.0
+    """
+    tau = float(tau)
+    if not np.isfinite(tau) or tau <= 0:
+        raise ValueError(f"tau must be a finite number > 0, got {tau}")
+    p = _prepare(order_a, order_b, k)
+    n_rows, n = p.a.shape[0], p.n
+    u = _draws(rng, p.batch, (2, n))
+    from_b = u[:, 0, :] < 0.5
+    w_a, w_b = softmax_weights(p.rank_a, tau), softmax_weights(p.rank_b, tau)
+    rows = np.arange(n_rows)
+    free = np.ones(p.a.shape, dtype=bool)
+    shown = np.empty((n_rows, n), dtype=np.intp)
+    posterior_b = np.empty((n_rows, n))
+    for t in range(n):
+        fa, fb = w_a * free, w_b * free
+        weights = np.where(from_b[:, t, None], fb, fa)
+        cdf = np.cumsum(weights, axis=1)
+        # Threshold in (0, total]: 1 − u avoids picking a zero-weight item when u = 0.
+        threshold = (1.0 - u[:, 1, t]) * cdf[:, -1]
+        pick = np.minimum((cdf < threshold[:, None]).sum(axis=1), p.a.shape[1] - 1)
+        pa = fa[rows, pick] / fa.sum(axis=1)
+        pb = fb[rows, pick] / fb.sum(axis=1)
+        posterior_b[:, t] = pb / (pa + pb)
+        shown[:, t] = pick
+        free[rows, pick] = False
+    assignment = np.where(from_b, TEAM_B, TEAM_A).astype(np.int8)
+    return ProbabilisticInterleaving(_unflat(shown, p.batch), _unflat(assignment, p.batch),
+                                     _unflat(posterior_b, p.batch))
+
+
+# ---------------------------------------------------------------------------
+# by name, and one full comparison
+
+
+#: Interleaving methods by name.
+INTERLEAVING_METHODS: Mapping[str, Callable[..., Interleaving]] = MappingProxyType({
+    "team_draft": team_draft_interleave,
+    "balanced": balanced_interleave,
+    "probabilistic": probabilistic_interleave,
+})
+
+
+def interleave(method: str, order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
+               rng: RNGs, **options: Any) -> Interleaving:
+    """Interleave with the method named ``method`` (a key of :data:`INTERLEAVING_METHODS`).
+
+    ``options`` go to the method (e.g. ``tau`` for ``"probabilistic"``).
+    """
+    if method not in INTERLEAVING_METHODS:
+        raise ValueError(f"unknown interleaving method {method!r}; valid methods are "
+                         f"{sorted(INTERLEAVING_METHODS)}")
+    return INTERLEAVING_METHODS[method](order_a, order_b, k=k, rng=rng, **options)
+
+
+def compare(order_a: ArrayLike, order_b: ArrayLike, relevance: ArrayLike,
+            click_model: ClickModel, *, method: str = "team_draft", k: int = 10,
+            rng: RNGs, **options: Any) -> Any:
+    """One interleaved comparison: interleave, simulate clicks, read the outcome.
+
+    Parameters
+    ----------
+    order_a, order_b
+        Orders of rankers A and B, shape (..., m).
+    relevance
+        Grades of the m items, shape (..., m), broadcast against the orders;
+        seen only by the simulated user.
+    click_model
+        A click model from :mod:`oltr.envs.clicks`.
+    method
+        ``"team_draft"`` (default), ``"balanced"`` or ``"probabilistic"``.
+    k
+        Length of the shown list (default 10).
+    rng
+        Seed/Generator, or one Generator per row of a 2-D batch; the interleaving
+        draws first, then the clicks, from the same stream(s).
+    options
+        Passed to the interleaving method.
+
+    Returns
+    -------
+    outcome
+        int8 of the batch shape (a numpy scalar for 1-D orders): −1 A wins, 0 tie,
+        +1 B wins.
+
+    Examples
+    --------
+    >>> from oltr.envs.clicks import cascade_model
+    >>> good, bad = [0, 1, 2, 3], [3, 2, 1, 0]
+    >>> int(compare(good, bad, [2, 2, 0, 0], cascade_model("perfect", n_grades=3), k=2,
+    ...             rng=0))
+    -1
+    """
+    # Normalise a seed once, so the clicks continue the interleaving's stream.
+    rngs: np.random.Generator | list[np.random.Generator]
+    if isinstance(rng, Sequence):
+        rngs = list(rng)         # per-row Generators, checked by the interleaving call
+    else:
+        rngs = _normalize_rngs(rng, ())
+    il = interleave(method, order_a, order_b, k=k, rng=rngs, **options)
+    rel = np.asarray(relevance)
+    m = np.shape(order_a)[-1]
+    if rel.ndim < 1 or rel.shape[-1] != m:
+        raise ValueError(f"relevance must have shape (..., {m}) like the orders, got {rel.shape}")
+    try:
+        rel = np.broadcast_to(rel, il.shown.shape[:-1] + (m,))
+    except ValueError as exc:
+        raise ValueError(f"relevance of shape {rel.shape} does not broadcast to the orders' "
+                         f"batch shape {il.shown.shape[:-1]}") from exc
+    clicks = click_model.simulate(np.take_along_axis(rel, il.shown, axis=-1), rngs)
+    return il.outcome(clicks)
