@@ -1,0 +1,239 @@
+"""Run one learner setting on one environment for a batch of repetitions.
+
+:func:`run_set` is the online protocol as code, with a leading run axis ``B``
+(the repetitions of one run set)::
+
+    for t in 1..T:
+        context = env.observe(t)                         # same for all B runs
+        orders  = learner.rank(context)                  # (B, m); (B, 2, m) for duels
+        fb      = env.feedback(orders, feedback_rngs)    # what the model reveals
+        values  = env.evaluate(orders, measures)         # full information, for the trace
+        learner.update(context, orders, fb.restrict(learner.requires))
+
+The learner is built from names only and never receives the environment, so
+the relevance it does not see is out of its reach; it receives the feedback
+object cut down to exactly what it declared (``learner.requires``). Every round
+is evaluated (cumulative values need every round), but only checkpoints are
+recorded, into preallocated arrays: the loop holds no pandas.
+
+Randomness (common random numbers, STYLE §5.5): the environment's stream is
+``child_rng(seed, "env", env)``, shared by all repetitions and learners; run
+``rep`` draws its learner noise from ``child_rng(seed, "learner", learner, rep)``
+and its feedback noise from ``child_rng(seed, "feedback", rep)``. A repetition's
+trace therefore does not depend on which repetitions share its batch: a batch
+``(0, …, 9)`` and ten batches ``(r,)`` give identical rankings, and identical
+traces bit for bit as long as the learner and the measures compute each run's
+row independently of the others (every component in this package does; sums
+run over items or rounds, never across runs). The runner itself accumulates
+each run's values separately, in round order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from oltr.envs.base import resolve_measures
+from oltr.learners.base import check_orders
+from oltr.random import child_rng
+from oltr.registry import check_compatible, make_env, make_feedback, make_learner
+from oltr.types import RunGenerators
+
+__all__ = ["RunSetSpec", "run_set", "trace_columns"]
+
+
+def _int(value: Any, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class RunSetSpec:
+    """One learner setting × one environment × a batch of repetitions.
+
+    Parameters
+    ----------
+    env, env_params
+        Registry name of the environment and its parameters.
+    feedback, feedback_params
+        Registry name of the feedback model and its parameters.
+    learner, learner_params
+        Registry name of the learner and ONE parameter setting.
+    reps
+        Repetition (seed) indices run together as a batch; distinct, >= 0.
+    seed
+        Root seed of the experiment, >= 0.
+    horizon
+        Number of rounds T >= 1.
+    measures
+        Measure strings, e.g. ``("ndcg@10", "sumloss")``.
+    checkpoints
+        Rounds to record (1-based, strictly increasing, last = horizon).
+    """
+
+    env: str
+    env_params: dict[str, Any]
+    feedback: str
+    feedback_params: dict[str, Any]
+    learner: str
+    learner_params: dict[str, Any]
+    reps: tuple[int, ...]
+    seed: int
+    horizon: int
+    measures: tuple[str, ...]
+    checkpoints: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("env", "feedback", "learner"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise TypeError(f"{name} must be a registry name (a non-empty str), got {value!r}")
+        for name in ("env_params", "feedback_params", "learner_params"):
+            if not isinstance(getattr(self, name), Mapping):
+                raise TypeError(f"{name} must be a dict, got {type(getattr(self, name)).__name__}")
+        reps = tuple(_int(r, "reps[]", 0) for r in self.reps)
+        if not reps or len(set(reps)) != len(reps):
+            raise ValueError(f"reps must be non-empty and distinct, got {reps}")
+        _int(self.seed, "seed", 0)
+        horizon = _int(self.horizon, "horizon", 1)
+        if isinstance(self.measures, str) or not self.measures:
+            raise ValueError("measures must be a non-empty sequence of strings, "
+                             f"got {self.measures!r}")
+        measures = tuple(self.measures)
+        if len(set(measures)) != len(measures):
+            raise ValueError(f"measures must be distinct, got {measures}")
+        cps = tuple(_int(c, "checkpoints[]", 1) for c in self.checkpoints)
+        if not cps or any(b <= a for a, b in zip(cps, cps[1:], strict=False)) or cps[-1] != horizon:
+            raise ValueError("checkpoints must increase strictly and end at the horizon "
+                             f"{horizon}, got {cps[:4]}{'...' if len(cps) > 4 else ''}")
+        object.__setattr__(self, "reps", reps)
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "checkpoints", cps)
+
+
+def trace_columns(measures: tuple[str, ...] | list[str]) -> list[str]:
+    """The columns of a trace: ``rep``, ``t``, then per measure M: M, M:cum, M:avg, M:regret."""
+    cols = ["rep", "t"]
+    for m in measures:
+        cols += [m, f"{m}:cum", f"{m}:avg", f"{m}:regret"]
+    return cols
+
+
+def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
+            validate: bool = True) -> pd.DataFrame:
+    """Run ``spec`` and return its trace: one row per checkpoint per repetition.
+
+    Parameters
+    ----------
+    spec
+        What to run.
+    progress
+        Called now and then with the number of rounds done since its last call
+        (they add up to the horizon).
+    validate
+        Check every round that the learner's orders are permutations of the
+        list (O(B m log m) per round). Components are always checked before
+        the first round.
+
+    Returns
+    -------
+    DataFrame with columns :func:`trace_columns` — ``rep``, ``t`` (1-based), and
+    per measure string ``M``: ``M`` (value at round t), ``M:cum`` (sum over
+    rounds 1..t), ``M:avg`` (``M:cum / t``) and ``M:regret`` (cumulative regret
+    against the best fixed action in hindsight over rounds 1..t, comparator
+    minus learner for gains and learner minus comparator for losses; NaN when
+    the environment has no comparator). Rows are sorted by rep, then t.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Before any round, for unknown names, bad parameters, a learner needing
+        more feedback than the model gives, or a horizon beyond the data.
+
+    Examples
+    --------
+    >>> spec = RunSetSpec(env="fixed-items-v1", env_params={"relevance": [[1, 0], [0, 1]]},
+    ...                   feedback="full", feedback_params={}, learner="fixed", learner_params={},
+    ...                   reps=(0,), seed=1, horizon=2, measures=("precision@1",),
+    ...                   checkpoints=(1, 2))
+    >>> run_set(spec)[["t", "precision@1", "precision@1:cum", "precision@1:regret"]]
+       t  precision@1  precision@1:cum  precision@1:regret
+    0  1          1.0              1.0                 0.0
+    1  2          0.0              1.0                 0.0
+    """
+    reps, horizon, checkpoints = spec.reps, spec.horizon, np.asarray(spec.checkpoints)
+    n_runs = len(reps)
+
+    # -- build and check everything before the first round ------------------------
+    model = make_feedback(spec.feedback, spec.feedback_params)
+    env = make_env(spec.env, spec.env_params, feedback=model)
+    learner = make_learner(spec.learner, spec.learner_params, n_runs=n_runs,
+                           rngs=RunGenerators.from_keys(spec.seed, "learner", spec.learner,
+                                                        reps=reps), horizon=horizon)
+    check_compatible(learner, model, env=env)
+    limit = env.horizon_limit
+    if limit is not None and horizon > limit:
+        raise ValueError(f"horizon {horizon} exceeds the {limit} rounds environment "
+                         f"{spec.env!r} can serve")
+    measures = resolve_measures(spec.measures)
+    names = list(measures)
+    required = learner.requires
+    n_lists = required.n_lists
+    feedback_rngs = RunGenerators.from_keys(spec.seed, "feedback", reps=reps)
+    env.reset(rng=child_rng(spec.seed, "env", spec.env))
+
+    # -- the rounds -----------------------------------------------------------------
+    n_meas, n_cp = len(names), checkpoints.size
+    cum = np.zeros((n_meas, n_runs))
+    rec_value = np.empty((n_meas, n_cp, n_runs))
+    rec_cum = np.empty((n_meas, n_cp, n_runs))
+    every = max(1, horizon // 100)
+    reported, ci, next_cp = 0, 0, int(checkpoints[0])
+    for t in range(1, horizon + 1):
+        context = env.observe(t)
+        orders = learner.rank(context)
+        if validate:
+            orders = check_orders(orders, context.n_items, n_runs, n_lists)
+        feedback = env.feedback(orders, feedback_rngs)
+        values = env.evaluate(orders, measures, validate=False)
+        learner.update(context, orders, feedback.restrict(required))
+        for j, name in enumerate(names):
+            cum[j] += values[name]
+        if t == next_cp:
+            for j, name in enumerate(names):
+                rec_value[j, ci] = values[name]
+            rec_cum[:, ci] = cum
+            ci += 1
+            next_cp = int(checkpoints[ci]) if ci < n_cp else -1
+        if progress is not None and t % every == 0:
+            progress(t - reported)
+            reported = t
+    if progress is not None and reported < horizon:
+        progress(horizon - reported)
+
+    # -- regret and the trace ---------------------------------------------------------
+    best = env.comparator(measures, spec.checkpoints)
+    columns: dict[str, Any] = {
+        "rep": np.repeat(np.asarray(reps, dtype=np.int64), n_cp),
+        "t": np.tile(checkpoints.astype(np.int64), n_runs),
+    }
+    for j, name in enumerate(names):
+        comp = best.get(name)
+        if comp is None:
+            regret = np.full((n_cp, n_runs), np.nan)
+        elif measures[name].kind == "gain":
+            regret = comp[:, None] - rec_cum[j]
+        else:
+            regret = rec_cum[j] - comp[:, None]
+        columns[name] = rec_value[j].T.reshape(-1)
+        columns[f"{name}:cum"] = rec_cum[j].T.reshape(-1)
+        columns[f"{name}:avg"] = (rec_cum[j] / checkpoints[:, None]).T.reshape(-1)
+        columns[f"{name}:regret"] = regret.T.reshape(-1)
+    return pd.DataFrame(columns, columns=trace_columns(names))
