@@ -1,1 +1,57 @@
 """Partial monitoring for ranking: loss, feedback and signal matrices, observability."""
+
+from __future__ import annotations
+
+from oltr.theory.cells import CellStructure, Face, action_classes, cell_structure, polytope_face
+from oltr.theory.matrices import (
+    RankingGame,
+    enumerate_actions,
+    enumerate_outcomes,
+    game_from_matrices,
+    ranking_game,
+    signal_matrices,
+)
+from oltr.theory.observability import (
+    ObservabilityResult,
+    PairCheck,
+    analyze_game,
+    global_observability,
+    local_observability,
+    span_residual,
+)
+from oltr.theory.witness import (
+    CT16_P,
+    CT16_P_TILDE,
+    CT16_RELEVANCE,
+    IndistinguishablePair,
+    check_pair,
+    expected_normalized_gain,
+    find_indistinguishable_pair,
+)
+
+__all__ = [
+    "CT16_P",
+    "CT16_P_TILDE",
+    "CT16_RELEVANCE",
+    "CellStructure",
+    "Face",
+    "IndistinguishablePair",
+    "ObservabilityResult",
+    "PairCheck",
+    "RankingGame",
+    "action_classes",
+    "analyze_game",
+    "cell_structure",
+    "check_pair",
+    "enumerate_actions",
+    "enumerate_outcomes",
+    "expected_normalized_gain",
+    "find_indistinguishable_pair",
+    "game_from_matrices",
+    "global_observability",
+    "local_observability",
+    "polytope_face",
+    "ranking_game",
+    "signal_matrices",
+    "span_residual",
+]
