@@ -1,0 +1,575 @@
+"""Experiment configs: TOML files, validated on load, expanded into run sets.
+
+An experiment is one TOML file (read with the standard library's ``tomllib``)::
+
+    [experiment]
+    name = "top1-demo"            # also the default output folder: results/<name>
+    description = "one line shown by `oltr reproduce --list`"
+    seed = 2016                   # root seed; omitted => fresh entropy, recorded
+    horizon = 10_000              # rounds T
+    reps = 10                     # repetitions (seeds 0..reps-1)
+    measures = ["sumloss", "ndcg@5"]
+    schedule = { log = 60 }       # record at 60 log-spaced rounds; or { every = 100 }
+    output = "results/top1-demo"  # optional; relative to the working directory
+    batch_size = 5                # optional; at most this many reps per run set
+
+    [env]
+    name = "fixed-items-v1"
+    params = { n_items = 5 }      # params named path, *_path or *_file are data files,
+                                  # relative to the folder of this TOML file
+
+    [feedback]
+    name = "top-k"
+    params = { k = 1 }
+
+    [[learners]]
+    name = "rtop1f"
+    params = { eta = [0.01, 0.1] }   # a list is a grid: two run sets
+    label = "RTop-1F"                # optional; default the learner's name
+
+    [sizes.small]                 # optional overrides picked with --size small
+    experiment.horizon = 1_000
+    experiment.reps = 3
+
+Grids
+    Every list-valued learner parameter is a list of alternatives; the settings are
+    the Cartesian product over parameters in the order written. A parameter whose
+    value is itself a list is passed by wrapping it in another list:
+    ``weights = [[0.5, 0.5]]`` is one setting with ``weights = [0.5, 0.5]``, and
+    ``weights = [[1, 0], [0, 1]]`` two settings. Environment and feedback
+    parameters are passed as written (no grid).
+
+Run sets
+    Each (learner, parameter setting) becomes one run set that advances all its
+    repetitions together as a batch. With ``batch_size = b`` the repetitions are
+    split into consecutive chunks of at most ``b`` (one run set each); the results
+    are the same because every repetition's random streams are keyed by its
+    index, not by its batch (``oltr.experiments.runner``), and smaller batches
+    spread over more worker processes and lose less work when interrupted.
+
+Sizes
+    ``[sizes.NAME]`` tables are partial configs (TOML dotted keys keep them short)
+    merged over the document when ``size=NAME`` is asked for: tables merge key by
+    key, any other value (including the ``learners`` array) is replaced whole.
+
+Validation happens entirely at load time, before any work: the structure through
+pydantic models (unknown keys, wrong types, out-of-range values), then names and
+parameters through :mod:`oltr.registry` (``check_env``, ``check_feedback``,
+``check_learner``, ``check_compatible``), the measure strings through
+:func:`oltr.metrics.get_measure`, and data files for existence. Every problem is
+reported at once, each prefixed with the key it concerns, e.g.
+``learners[1].params: eta must be > 0, got -1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import itertools
+import json
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from oltr import registry
+from oltr.experiments.regret import log_checkpoints
+from oltr.experiments.runner import RunSetSpec
+from oltr.experiments.storage import run_set_id
+from oltr.metrics import get_measure
+
+__all__ = [
+    "ConfigError",
+    "Experiment",
+    "PlannedRunSet",
+    "checkpoint_schedule",
+    "expand_grid",
+    "load_config",
+    "parse_config",
+]
+
+
+class ConfigError(ValueError):
+    """An experiment config that cannot be run; ``problems`` lists every reason."""
+
+    def __init__(self, source: str, problems: Iterable[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(f"invalid experiment config {source}:\n  " + "\n  ".join(self.problems))
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+class _Strict(BaseModel):
+    # strict: TOML has real types, so "100" for an int is a mistake, not something to coerce.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Schedule(_Strict):
+    """When to record the trace: every ``every`` rounds, or at ``log`` log-spaced rounds."""
+
+    every: int | None = Field(default=None, ge=1)
+    log: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Schedule:
+        if (self.every is None) == (self.log is None):
+            raise ValueError(
+                "give exactly one of 'every' (rounds) or 'log' (number of checkpoints)"
+            )
+        return self
+
+
+class ExperimentSection(_Strict):
+    """The ``[experiment]`` table."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    seed: int | None = Field(default=None, ge=0)
+    horizon: int = Field(ge=1)
+    reps: int = Field(ge=1)
+    measures: list[str] = Field(min_length=1)
+    schedule: Schedule = Schedule(log=100)
+    output: str | None = None
+    batch_size: int | None = Field(default=None, ge=1)
+
+
+class ComponentSection(_Strict):
+    """An ``[env]`` or ``[feedback]`` table: a registry name and its constructor parameters."""
+
+    name: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class LearnerSection(ComponentSection):
+    """One ``[[learners]]`` entry; list-valued parameters expand to a grid."""
+
+    label: str | None = Field(default=None, min_length=1)
+
+
+class ConfigModel(_Strict):
+    """The whole document."""
+
+    experiment: ExperimentSection
+    env: ComponentSection
+    feedback: ComponentSection
+    learners: list[LearnerSection] = Field(min_length=1)
+    sizes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- results of loading
+
+
+@dataclass(frozen=True)
+class PlannedRunSet:
+    """One run set of an experiment: its spec and how reports name it."""
+
+    spec: RunSetSpec
+    label: str
+    params: dict[str, Any]
+    learner_index: int
+    run_set_id: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "run_set_id", run_set_id(self.spec))
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A validated experiment: the resolved document and its run sets.
+
+    ``resolved`` is the document actually run (size applied, seed filled in, data
+    paths made absolute, ``sizes`` dropped); it is stored with every result.
+    """
+
+    name: str
+    description: str
+    source: str
+    size: str | None
+    seed: int
+    seed_drawn: bool
+    output: Path
+    measures: tuple[str, ...]
+    horizon: int
+    checkpoints: tuple[int, ...]
+    run_sets: tuple[PlannedRunSet, ...]
+    resolved: dict[str, Any]
+
+
+# ----------------------------------------------------------------------------- public helpers
+
+
+def checkpoint_schedule(
+    horizon: int, *, every: int | None = None, log: int | None = None
+) -> tuple[int, ...]:
+    """Rounds (1-based, increasing, ending at ``horizon``) at which the trace is recorded.
+
+    ``every=k`` gives k, 2k, … and the horizon; ``log=n`` gives min(n, horizon)
+    distinct log-spaced rounds from 1 to the horizon
+    (:func:`oltr.experiments.regret.log_checkpoints`).
+
+    >>> checkpoint_schedule(10, every=4)
+    (4, 8, 10)
+    >>> checkpoint_schedule(1000, log=4)
+    (1, 10, 100, 1000)
+    """
+    if horizon < 1:
+        raise ValueError(f"horizon must be >= 1, got {horizon}")
+    if (every is None) == (log is None):
+        raise ValueError("give exactly one of every= or log=")
+    if every is not None:
+        if every < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        points = list(range(every, horizon + 1, every))
+        if not points or points[-1] != horizon:
+            points.append(horizon)
+        return tuple(points)
+    assert log is not None
+    return log_checkpoints(horizon, log)
+
+
+def expand_grid(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """All parameter settings of a learner entry: the product of its list-valued params.
+
+    >>> expand_grid({"eta": [0.1, 0.2], "k": 1})
+    [{'eta': 0.1, 'k': 1}, {'eta': 0.2, 'k': 1}]
+    >>> expand_grid({"w": [[1, 0]]})   # a list-valued parameter, wrapped once more
+    [{'w': [1, 0]}]
+    """
+    keys = list(params)
+    choices = [v if isinstance(v, list) else [v] for v in params.values()]
+    for key, options in zip(keys, choices, strict=True):
+        if not options:
+            raise ValueError(
+                f"{key}: an empty list gives no settings (to pass an empty list, write [[]])"
+            )
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*choices)]
+
+
+def load_config(path: str | Path, *, size: str | None = None) -> Experiment:
+    """Read, validate and expand an experiment TOML file.
+
+    Relative data paths in ``[env] params`` are resolved against the file's folder.
+    Raises :class:`ConfigError` (a ``ValueError``) listing every problem found.
+    """
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise ConfigError(source, ["file not found"])
+    try:
+        with path.open("rb") as fh:
+            document = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:  # its message carries line and column
+        raise ConfigError(source, [f"TOML syntax error: {exc}"]) from None
+    return parse_config(document, source=source, base_dir=path.resolve().parent, size=size)
+
+
+def parse_config(
+    document: Mapping[str, Any],
+    *,
+    source: str = "<config>",
+    base_dir: str | Path | None = None,
+    size: str | None = None,
+) -> Experiment:
+    """Validate and expand an already parsed config document (see :func:`load_config`)."""
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    doc = _apply_size(document, size, source)
+    try:
+        model = ConfigModel.model_validate(doc)
+    except ValidationError as exc:
+        raise ConfigError(source, [_describe(err) for err in exc.errors()]) from None
+    problems: list[str] = []
+    env_params = _check_components(model, base, problems)
+    settings = _learner_settings(model, env_params, problems)
+    if problems:
+        raise ConfigError(source, problems)
+
+    exp = model.experiment
+    seed_drawn = exp.seed is None
+    # Only the experiment root may take fresh entropy; it is recorded with the results.
+    seed = _fresh_entropy() if exp.seed is None else exp.seed
+    every, log = exp.schedule.every, exp.schedule.log
+    checkpoints = checkpoint_schedule(exp.horizon, every=every, log=log)
+    chunk = exp.batch_size or exp.reps
+    rep_chunks = [tuple(range(i, min(i + chunk, exp.reps))) for i in range(0, exp.reps, chunk)]
+    run_sets: list[PlannedRunSet] = []
+    for index, label, setting in settings:
+        for reps in rep_chunks:
+            spec = RunSetSpec(
+                env=model.env.name,
+                env_params=copy.deepcopy(env_params),
+                feedback=model.feedback.name,
+                feedback_params=copy.deepcopy(model.feedback.params),
+                learner=model.learners[index].name,
+                learner_params=copy.deepcopy(setting),
+                reps=reps,
+                seed=seed,
+                horizon=exp.horizon,
+                measures=tuple(exp.measures),
+                checkpoints=checkpoints,
+            )
+            run_sets.append(PlannedRunSet(spec, label, setting, index))
+    _check_unique_ids(run_sets, source)
+
+    resolved = json.loads(model.model_dump_json(exclude={"sizes"}))
+    resolved["experiment"]["seed"] = seed
+    resolved["env"]["params"] = json.loads(json.dumps(env_params))
+    output = Path(exp.output) if exp.output is not None else Path("results") / exp.name
+    return Experiment(
+        name=exp.name,
+        description=exp.description,
+        source=source,
+        size=size,
+        seed=seed,
+        seed_drawn=seed_drawn,
+        output=output,
+        measures=tuple(exp.measures),
+        horizon=exp.horizon,
+        checkpoints=checkpoints,
+        run_sets=tuple(run_sets),
+        resolved=resolved,
+    )
+
+
+# ----------------------------------------------------------------------------- internals
+
+_SECTIONS = ("experiment", "env", "feedback", "learners")
+
+
+def _apply_size(document: Mapping[str, Any], size: str | None, source: str) -> dict[str, Any]:
+    doc = copy.deepcopy(dict(document))
+    sizes = doc.get("sizes", {})
+    if size is None:
+        return doc
+    if not isinstance(sizes, dict) or size not in sizes:
+        known = ", ".join(sorted(sizes)) if isinstance(sizes, dict) and sizes else "none"
+        raise ConfigError(source, [f"sizes: no [sizes.{size}] table (sizes defined: {known})"])
+    override = sizes[size]
+    if not isinstance(override, dict):
+        raise ConfigError(source, [f"sizes.{size}: must be a table, got {override!r}"])
+    bad = [key for key in override if key not in _SECTIONS]
+    if bad:
+        raise ConfigError(
+            source,
+            [f"sizes.{size}.{key}: unknown section (valid: {', '.join(_SECTIONS)})" for key in bad],
+        )
+    return _deep_merge(doc, override)
+
+
+def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _loc(parts: Iterable[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<document>"
+
+
+_FIELDS: dict[str, type[BaseModel]] = {
+    "": ConfigModel,
+    "experiment": ExperimentSection,
+    "experiment.schedule": Schedule,
+    "env": ComponentSection,
+    "feedback": ComponentSection,
+    "learners": LearnerSection,
+}
+
+
+def _describe(err: Any) -> str:
+    loc = tuple(err["loc"])
+    where = _loc(loc)
+    kind = err["type"]
+    if kind == "missing":
+        return f"{where}: missing required key"
+    if kind == "extra_forbidden":
+        parent = ".".join(str(p) for p in loc[:-1] if not isinstance(p, int))
+        model = _FIELDS.get(parent)
+        hint = ""
+        if model is not None:
+            valid = sorted(model.model_fields)
+            close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(valid)})"
+        return f"{where}: unknown key{hint}"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if "input" in err and kind != "value_error":
+        return f"{where}: {message}, got {err['input']!r}"
+    return f"{where}: {message}"
+
+
+def _fresh_entropy() -> int:
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)  # drawn by SeedSequence itself, never a sequence
+    return entropy
+
+
+def _is_data_key(key: str) -> bool:
+    return key == "path" or key.endswith(("_path", "_file"))
+
+
+def _resolve_data_paths(
+    params: Mapping[str, Any], base: Path, problems: list[str]
+) -> dict[str, Any]:
+    out = copy.deepcopy(dict(params))
+    for key, value in params.items():
+        if not _is_data_key(key) or value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append(f"env.params.{key}: a data file path must be a string, got {value!r}")
+            continue
+        resolved = (base / Path(value).expanduser()).resolve()
+        if not resolved.exists():
+            problems.append(
+                f"env.params.{key}: data file not found: {resolved}"
+                " (relative paths are resolved against the config file's folder)"
+            )
+        out[key] = str(resolved)
+    return out
+
+
+def _check(where: str, problems: list[str], fn: Any, *args: Any, **kwargs: Any) -> bool:
+    """Call a registry check; record its message under ``where``; True when it passed."""
+    try:
+        fn(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        problems.append(f"{where}: {exc}")
+        return False
+    return True
+
+
+def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> dict[str, Any]:
+    """Check measures, environment and feedback; returns env params with data paths resolved."""
+    for i, measure in enumerate(model.experiment.measures):
+        _check(f"experiment.measures[{i}]", problems, get_measure, measure)
+    n_before = len(problems)
+    env_params = _resolve_data_paths(model.env.params, base, problems)
+    files_ok = len(problems) == n_before  # else the env check would only repeat the path
+    if _known("env", model.env.name, registry.ENVIRONMENTS, problems) and files_ok:
+        _check("env.params", problems, registry.check_env, model.env.name, env_params)
+    if _known("feedback", model.feedback.name, registry.FEEDBACK_MODELS, problems):
+        _check(
+            "feedback.params",
+            problems,
+            registry.check_feedback,
+            model.feedback.name,
+            model.feedback.params,
+        )
+    for i, entry in enumerate(model.learners):
+        _known(f"learners[{i}]", entry.name, registry.LEARNERS, problems)
+    return env_params
+
+
+def _known(where: str, name: str, table: Mapping[str, Any], problems: list[str]) -> bool:
+    if name in table:
+        return True
+    kind = {"env": "environment", "feedback": "feedback model"}.get(where, "learner")
+    close = difflib.get_close_matches(name, list(table), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    problems.append(
+        f"{where}.name: unknown {kind} {name!r}{hint}; valid: {', '.join(sorted(table))}"
+    )
+    return False
+
+
+def _check_param(
+    where: str, shown: str, setting: Mapping[str, Any], problems: list[str], fn: Any, *args: Any
+) -> bool:
+    """Like :func:`_check`, but files a message that starts with a parameter under its key."""
+    suffix = f" (setting {shown})" if shown else ""
+    try:
+        fn(*args)
+    except (ValueError, TypeError) as exc:
+        text = str(exc)
+        key = next((k for k in setting if text.startswith(f"{k} ")), None)
+        if key is None:
+            problems.append(f"{where}{suffix}: {text}")
+        else:
+            problems.append(f"{where}.{key}{suffix}: {text[len(key) + 1 :]}")
+        return False
+    return True
+
+
+def _fmt(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _learner_settings(
+    model: ConfigModel, env_params: dict[str, Any], problems: list[str]
+) -> list[tuple[int, str, dict[str, Any]]]:
+    """(learner index, label, setting) for every grid point; checks params and labels."""
+    # The exact compatibility check needs every component to be valid on its own.
+    parts_ok = not problems
+    out: list[tuple[int, str, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(model.learners):
+        try:
+            settings = expand_grid(entry.params)
+        except ValueError as exc:
+            problems.append(f"learners[{i}].params.{exc}")
+            continue
+        varying = [k for k, v in entry.params.items() if isinstance(v, list) and len(v) > 1]
+        base = entry.label or entry.name
+        compatible_checked = False
+        for setting in settings:
+            shown = ", ".join(f"{k}={_fmt(setting[k])}" for k in varying)
+            if entry.name in registry.LEARNERS:
+                ok = _check_param(
+                    f"learners[{i}].params",
+                    shown,
+                    setting,
+                    problems,
+                    registry.check_learner,
+                    entry.name,
+                    setting,
+                )
+                if ok and parts_ok and not compatible_checked:
+                    # Once per entry: a mismatch of kinds repeats for every grid point.
+                    compatible_checked = True
+                    _check(
+                        f"learners[{i}]",
+                        problems,
+                        registry.check_compatible,
+                        entry.name,
+                        model.feedback.name,
+                        learner_params=setting,
+                        feedback_params=model.feedback.params,
+                        env=model.env.name,
+                        env_params=env_params,
+                    )
+            label = base
+            if varying:
+                label += " (" + ", ".join(f"{k}={_fmt(setting[k])}" for k in varying) + ")"
+            if label in seen and seen[label] != i:
+                problems.append(
+                    f"learners[{i}].label: {label!r} is also the label of learners[{seen[label]}];"
+                    " give each entry a distinct label"
+                )
+            seen.setdefault(label, i)
+            out.append((i, label, setting))
+    return out
+
+
+def _check_unique_ids(run_sets: list[PlannedRunSet], source: str) -> None:
+    first: dict[str, PlannedRunSet] = {}
+    problems = []
+    for rs in run_sets:
+        other = first.setdefault(rs.run_set_id, rs)
+        if other is not rs:
+            problems.append(
+                f"learners[{rs.learner_index}]: same learner and parameters as"
+                f" learners[{other.learner_index}] ({rs.label!r}); remove the duplicate"
+            )
+    if problems:
+        raise ConfigError(source, problems)
