@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import oltr.envs.letor as letor
+import oltr.envs.letor_cache as letor_cache
+import oltr.envs.svmlight as svmlight
 from oltr.envs.letor import (
     LetorDataset,
     LetorFormatError,
@@ -308,7 +310,7 @@ def test_fast_path_is_taken_for_plain_letor_and_left_for_odd_syntax(tmp_path: Pa
 def test_exact_slow_path_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 17-digit mantissas and large exponents leave the fast path (Clinger's
     # m <= 2**53, |e| <= 22); they must still be correctly rounded.
-    monkeypatch.setattr(letor, "_EXACT_BLOCK", 3)
+    monkeypatch.setattr(svmlight, "_EXACT_BLOCK", 3)
     values = [
         "0.10000000000000001",
         "1e23",
@@ -362,8 +364,8 @@ def test_fast_path_second_pass_when_guesses_fall_short(
 ) -> None:
     # A short prefix hides the largest index (sparse lines); a small capacity
     # overflows with slow-path tokens (17 significant digits).
-    monkeypatch.setattr(letor, "_PREFIX_BYTES", prefix)
-    monkeypatch.setattr(letor, "_SLOW_CAPACITY", capacity)
+    monkeypatch.setattr(svmlight, "_PREFIX_BYTES", prefix)
+    monkeypatch.setattr(svmlight, "_SLOW_CAPACITY", capacity)
     path = tmp_path / "f.txt"
     path.write_text(
         "1 qid:1 1:0.5\n0 qid:1 2:0.12345678901234567 3:0.1\n"
@@ -383,10 +385,10 @@ def test_fast_path_second_pass_when_later_lines_are_shorter(
     # The rows are estimated from the bytes per line of the first block; here
     # the lines after it are far shorter, so the estimate falls short.
     long_line = "2 qid:1 " + " ".join(f"{j}:0.5" for j in range(1, 101)) + "\n"
-    monkeypatch.setattr(letor, "_PREFIX_BYTES", len(long_line) + 5)
+    monkeypatch.setattr(svmlight, "_PREFIX_BYTES", len(long_line) + 5)
     measured: list[int] = []
-    real = letor._measure
-    monkeypatch.setattr(letor, "_measure", lambda buf: (measured.append(buf.size), real(buf))[1])
+    real = svmlight._measure
+    monkeypatch.setattr(svmlight, "_measure", lambda buf: (measured.append(buf.size), real(buf))[1])
     path = tmp_path / "f.txt"
     path.write_text(long_line + "".join(f"{g % 3} qid:2 1:{g}\n" for g in range(500)))
     ds = _load(path)
@@ -553,7 +555,7 @@ def test_remembered_digest_is_used_and_invalidated_by_a_rewrite(
     tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Trust digests of files of any age, so that this fresh file's digest is remembered.
-    monkeypatch.setattr(letor, "_SETTLE_NS", 0)
+    monkeypatch.setattr(letor_cache, "_SETTLE_NS", 0)
     path = tmp_path / "d.txt"
     old = (FIXTURES / "dense.txt").read_bytes()
     path.write_bytes(old)
