@@ -1,0 +1,371 @@
+"""OnlineRank (Ailon 2014 Algorithms 1–3) and FPL (§4.1, §8): formulas, marginals, regret.
+
+Statistical tests use fixed seeds and the error rate ``ALPHA`` (Bonferroni-corrected
+where several hypotheses are tested at once).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from oltr.experiments.runner import RunSetSpec, run_set
+from oltr.feedback import ChoiceFeedback, FullFeedback
+from oltr.learners.onlinerank import FollowPerturbedLeader, OnlineRank
+from oltr.types import Context
+
+ALPHA = 1e-3
+SORTS = ("quicksort", "plackett-luce")
+
+
+def logistic(a: float, b: float) -> float:
+    """e^a / (e^a + e^b)."""
+    return 1.0 / (1.0 + math.exp(b - a))
+
+
+def pl_probability(order: tuple[int, ...], w: list[float]) -> float:
+    """Algorithm 3 by hand: pick the next item in proportion to e^w among the rest."""
+    p, rest = 1.0, list(order)
+    for u in order:
+        p *= math.exp(w[u]) / sum(math.exp(w[v]) for v in rest)
+        rest.remove(u)
+    return p
+
+
+def quicksort_probability_3(order: tuple[int, ...], w: list[float]) -> float:
+    """Algorithm 2 on three items, by hand.
+
+    Pivot ``p`` uniform; each other item goes left of ``p`` with probability
+    logistic(w(v), w(p)); two items on one side are sorted by a 2-item QuickSort,
+    which puts ``x`` first with probability ½[q(x,y)] + ½[1 − q(y,x)] = q(x,y).
+    """
+    a, b, c = order
+    total = 0.0
+    for p in (a, b, c):
+        others = [v for v in (a, b, c) if v != p]
+        left_side = [v for v in order if v != p and order.index(v) < order.index(p)]
+        right_side = [v for v in order if v != p and order.index(v) > order.index(p)]
+        prob = 1.0
+        for v in others:
+            go_left = logistic(w[v], w[p])
+            prob *= go_left if v in left_side else 1.0 - go_left
+        for side in (left_side, right_side):
+            if len(side) == 2:
+                prob *= logistic(w[side[0]], w[side[1]])
+        total += prob / 3.0
+    return total
+
+
+def sample(lrn: OnlineRank, n_items: int, n_calls: int) -> np.ndarray:
+    ctx = Context(t=1, n_items=n_items)
+    return np.concatenate([lrn.rank(ctx) for _ in range(n_calls)])
+
+
+def trained(sort: str, s: list[float], *, eta: float, n_runs: int, seed: int) -> OnlineRank:
+    """OnlineRank after one revealed signal s (w_1 = η s), on len(s) items."""
+    lrn = OnlineRank(sort=sort, eta=eta, signal="full", n_runs=n_runs, rng=seed)
+    ctx = Context(t=1, n_items=len(s))
+    orders = lrn.rank(ctx)
+    lrn.update(ctx, orders, FullFeedback(orders, np.tile(np.asarray(s, float), (n_runs, 1))))
+    return lrn
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 1 and Theorem 3.1 by hand
+
+
+@pytest.mark.parametrize(("kw", "n", "horizon", "want"), [
+    ({}, 4, 100, 4 * math.sqrt(math.log(2)) / math.sqrt(100 * 4)),          # single: M = n
+    ({"n_chosen": 2}, 6, 300, 6 * math.sqrt(math.log(2)) / math.sqrt(300 * 12)),  # M = nk
+    ({"signal": "full"}, 3, 50, 3 * math.sqrt(math.log(2)) / math.sqrt(50 * 6)),  # M = 1+4+1
+    ({"max_loss": 2.0}, 5, 1000, 5 * math.sqrt(math.log(2)) / math.sqrt(2000)),
+    ({}, 10, 3, 1.0),  # n √(log 2 / (T M)) > 1: capped at the algorithm's range η <= 1
+])
+def test_default_rate_is_theorem_31(kw: dict, n: int, horizon: int, want: float) -> None:
+    lrn = OnlineRank(horizon=horizon, rng=0, **kw)
+    lrn.rank(Context(t=1, n_items=n))
+    assert lrn.eta_ == pytest.approx(want, rel=1e-12)
+
+
+def test_update_adds_eta_times_the_chosen_indicator() -> None:
+    eta = 0.25
+    lrn = OnlineRank(eta=eta, n_runs=2, rng=0)
+    chosen = [([0], [3]), ([0, 2], [3]), ([1], [1, 2])]  # per round: run 0's set, run 1's set
+    for t, (u0, u1) in enumerate(chosen, start=1):
+        ctx = Context(t=t, n_items=4)
+        orders = lrn.rank(ctx)
+        mask = np.zeros((2, 4), bool)
+        mask[0, u0], mask[1, u1] = True, True
+        lrn.update(ctx, orders, ChoiceFeedback(orders, mask))
+    # counts: run 0 chose item 0 twice, 1 once, 2 once; run 1 chose 3 twice, 1 once, 2 once
+    np.testing.assert_array_equal(lrn.weights_, eta * np.array([[2, 1, 1, 0], [0, 1, 1, 2]]))
+
+
+def test_missing_horizon_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="horizon"):
+        OnlineRank(rng=0).rank(Context(t=1, n_items=3))
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"sort": "mergesort"}, "sort"),
+    ({"eta": 0.0}, "eta"),
+    ({"eta": 1.5}, "eta"),
+    ({"max_loss": -1.0}, "max_loss"),
+    ({"signal": "bandit"}, "signal"),
+    ({"horizon": 0}, "horizon"),
+    ({"n_chosen": 0}, "n_chosen"),
+])
+def test_invalid_parameters(kw: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        OnlineRank(**kw)
+
+
+def test_item_set_must_stay_fixed() -> None:
+    lrn = OnlineRank(eta=0.1, rng=0)
+    lrn.rank(Context(t=1, n_items=3))
+    with pytest.raises(ValueError, match="fixed item set"):
+        lrn.rank(Context(t=2, n_items=4))
+
+
+# ---------------------------------------------------------------------------
+# sampling: the full distribution for n = 3, and Lemma 6.1 for every pair
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_three_item_distribution_matches_the_algorithm_box(sort: str) -> None:
+    s, eta = [2.0, 0.0, 1.0], 0.6
+    w = [eta * x for x in s]
+    lrn = trained(sort, s, eta=eta, n_runs=4000, seed=11)
+    orders = sample(lrn, 3, 5)  # 20 000 draws
+    exact = quicksort_probability_3 if sort == "quicksort" else pl_probability
+    perms = list(itertools.permutations(range(3)))
+    want = np.array([exact(p, w) for p in perms])
+    assert want.sum() == pytest.approx(1.0)
+    codes = orders[:, 0] * 9 + orders[:, 1] * 3 + orders[:, 2]
+    got = np.array([(codes == a * 9 + b * 3 + c).sum() for a, b, c in perms])
+    assert stats.chisquare(got, want * got.sum()).pvalue > ALPHA
+
+
+def test_the_two_sorts_differ_on_whole_orders() -> None:
+    """Ailon §8: QuickSort is not Plackett–Luce (already for three items)."""
+    w = [1.5, 0.0, 0.7]
+    perms = list(itertools.permutations(range(3)))
+    qs = np.array([quicksort_probability_3(p, w) for p in perms])
+    pl = np.array([pl_probability(p, w) for p in perms])
+    assert np.abs(qs - pl).max() > 1e-3
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_pairwise_marginals_are_logistic(sort: str) -> None:
+    """Lemma 6.1: P(u ≺ v) = e^{w(u)} / (e^{w(u)} + e^{w(v)}) for every pair."""
+    s = [3.0, 0.0, 1.0, 2.0, 0.5, 1.5]
+    eta = 0.7
+    n, n_draws = len(s), 12_000
+    lrn = trained(sort, s, eta=eta, n_runs=2000, seed=5)
+    orders = sample(lrn, n, n_draws // 2000)
+    ranks = np.argsort(orders, axis=1)
+    pairs = list(itertools.combinations(range(n), 2))
+    for u, v in pairs:
+        p = logistic(eta * s[u], eta * s[v])
+        k = int((ranks[:, u] < ranks[:, v]).sum())
+        pvalue = stats.binomtest(k, n_draws, p).pvalue
+        assert pvalue > ALPHA / len(pairs), (u, v, k / n_draws, p)
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_batch_runs_equal_single_runs(sort: str) -> None:
+    from oltr.types import RunGenerators
+
+    gens = lambda reps: RunGenerators.from_keys(9, "learner", reps=reps)  # noqa: E731
+    batch = OnlineRank(sort=sort, eta=0.3, n_runs=3, rng=gens([0, 1, 2]))
+    solo = OnlineRank(sort=sort, eta=0.3, n_runs=1, rng=gens([2]))
+    ctx = Context(t=1, n_items=7)
+    np.testing.assert_array_equal(batch.rank(ctx)[2], solo.rank(ctx)[0])
+
+
+def test_sorting_is_the_library_sort_on_w() -> None:
+    """Each run's order is oltr.permutations' sort of η·histogram with that run's stream."""
+    from oltr.permutations import noisy_quicksort, plackett_luce
+    from oltr.types import RunGenerators
+
+    s = np.array([[3.0, 0.0, 1.0, 2.0, 5.0], [0.0, 4.0, 1.0, 1.0, 0.0]])
+    for sort, fn in (("quicksort", noisy_quicksort), ("plackett-luce", plackett_luce)):
+        lrn = OnlineRank(sort=sort, eta=0.4, signal="full", n_runs=2,
+                         rng=RunGenerators.from_rng(3, 2))
+        ctx = Context(t=1, n_items=5)
+        orders = lrn.rank(ctx)
+        lrn.update(ctx, orders, FullFeedback(orders, s))
+        got = lrn.rank(Context(t=2, n_items=5))
+        twins = RunGenerators.from_rng(3, 2)
+        for b in range(2):
+            fn(np.zeros(5), twins[b])  # the first round's draw
+            np.testing.assert_array_equal(got[b], fn(0.4 * s[b], twins[b]))
+
+
+# ---------------------------------------------------------------------------
+# Theorem 3.1 and Theorem 3.3 through the runner
+
+
+def spec(env: str, env_params: dict, learner: str, learner_params: dict, *, feedback: str,
+         horizon: int, reps: tuple[int, ...], seed: int, measure: str) -> RunSetSpec:
+    return RunSetSpec(env=env, env_params=env_params, feedback=feedback, feedback_params={},
+                      learner=learner, learner_params=learner_params, reps=reps, seed=seed,
+                      horizon=horizon, measures=(measure,), checkpoints=(horizon // 2, horizon))
+
+
+ADVERSARIES = [
+    # (env, params, feedback, measure, M for the bound, learner extras)
+    ("ailon-choice-v1", {"n_items": 6}, "choice", "pairwise", 6, {}),
+    ("ailon-choice-v1", {"n_items": 6, "kind": "zipf"}, "choice", "pairwise", 6, {}),
+    ("ailon-choice-v1", {"n_items": 6, "kind": "cyclic"}, "choice", "pairwise", 6, {}),
+    ("ailon-choice-v1", {"n_items": 6, "n_chosen": 2}, "choice", "pairwise", 12,
+     {"n_chosen": 2}),
+    ("ailon-choice-v1", {"n_items": 7, "n_chosen": 3, "kind": "zipf", "skew": 2.0}, "choice",
+     "pairwise", 21, {"n_chosen": 3}),
+    ("fixed-items-v1", {"n_items": 6, "kind": "choice", "n_chosen": 2,
+                        "probs": [0.9, 0.8, 0.5, 0.3, 0.2, 0.1]}, "choice", "pairwise", 12,
+     {"n_chosen": 2}),
+    # rank aggregation: sumloss = const − ρ, same regret as ℓℓ (§5); M = n²(n²−1)/12
+    ("spearman-aggregation-v1", {"n_items": 5}, "full", "sumloss", 25 * 24 / 12,
+     {"signal": "full"}),
+    ("spearman-aggregation-v1", {"n_items": 5, "kind": "uniform"}, "full", "sumloss",
+     25 * 24 / 12, {"signal": "full"}),
+]
+
+
+@pytest.mark.parametrize("sort", SORTS)
+@pytest.mark.parametrize(("env", "env_params", "feedback", "measure", "m_bound", "extra"),
+                         ADVERSARIES, ids=lambda v: str(v) if isinstance(v, str) else None)
+def test_regret_stays_under_theorem_31(sort: str, env: str, env_params: dict, feedback: str,
+                                       measure: str, m_bound: float, extra: dict) -> None:
+    horizon, reps = 400, (0, 1, 2, 3)
+    n = env_params["n_items"]
+    trace = run_set(spec(env, env_params, "onlinerank", {"sort": sort, **extra},
+                         feedback=feedback, horizon=horizon, reps=reps, seed=17, measure=measure))
+    eta = min(1.0, n * math.sqrt(math.log(2) / (horizon * m_bound)))
+    assert n * math.sqrt(horizon * m_bound * math.log(2)) >= \
+        eta * horizon * m_bound / 2 + math.comb(n, 2) * math.log(2) / eta - 1e-9
+    for t, rows in trace.groupby("t"):
+        # §6, last display: E[L_t] − L_t(π*) <= η t M / 2 + C(n, 2) log 2 / η, for every t <= T;
+        # at t = T with Theorem 3.1's η it is at most n √(T M log 2) (checked above).
+        bound = eta * t * m_bound / 2 + math.comb(n, 2) * math.log(2) / eta
+        assert rows[f"{measure}:regret"].mean() <= bound, (t, rows[f"{measure}:regret"].mean())
+
+
+@pytest.mark.parametrize(("env", "env_params", "feedback", "measure", "m_bound", "extra"),
+                         ADVERSARIES, ids=lambda v: str(v) if isinstance(v, str) else None)
+def test_fpl_regret_stays_under_kalai_vempala(env: str, env_params: dict, feedback: str,
+                                              measure: str, m_bound: float, extra: dict) -> None:
+    from oltr.learners.onlinerank import fpl_rate
+
+    horizon, reps = 400, (0, 1, 2, 3)
+    n = env_params["n_items"]
+    params = {k: v for k, v in extra.items() if k in ("n_chosen", "signal")}
+    trace = run_set(spec(env, env_params, "ailon-fpl", params, feedback=feedback,
+                         horizon=horizon, reps=reps, seed=17, measure=measure))
+    _, bound = fpl_rate(n, horizon, **params)
+    final = trace[trace["t"] == horizon][f"{measure}:regret"].mean()
+    assert final <= bound
+
+
+def test_fpl_rate_by_hand() -> None:
+    lrn = FollowPerturbedLeader(horizon=100, n_chosen=2, rng=0)
+    lrn.rank(Context(t=1, n_items=5))
+    # linear z on 5 items: D = 4+2+0+2+4 = 12; worst 2-choice loss R = 3 + 4 = 7; A = 2
+    assert lrn.eta_ == pytest.approx(math.sqrt(12 / (7 * 2 * 100)))
+
+
+def test_fpl_follows_the_leader_when_the_noise_is_small() -> None:
+    lrn = FollowPerturbedLeader(eta=1e6, n_runs=2, rng=0)  # noise below 1e-6: the leader
+    ctx = Context(t=1, n_items=4)
+    orders = lrn.rank(ctx)
+    counts = np.array([[True, False, True, False], [False, False, False, True]])
+    lrn.update(ctx, orders, ChoiceFeedback(orders, counts))
+    ctx2 = Context(t=2, n_items=4)
+    orders = lrn.rank(ctx2)
+    lrn.update(ctx2, orders, ChoiceFeedback(orders, np.array([[True, False, False, False]] * 2)))
+    top = lrn.rank(Context(t=3, n_items=4))
+    assert top[0, 0] == 0 and top[0, 1] == 2  # counts 2, 0, 1, 0
+    assert set(top[1, :2].tolist()) == {0, 3}  # counts 1, 0, 0, 1
+
+
+@pytest.mark.parametrize(("n_chosen", "learner", "params"), [
+    (1, "onlinerank", {"sort": "quicksort"}),
+    (1, "onlinerank", {"sort": "plackett-luce"}),
+    (1, "ailon-fpl", {}),
+    (2, "onlinerank", {"sort": "plackett-luce", "n_chosen": 2}),
+])
+def test_expected_loss_on_the_uniform_adversary(n_chosen: int, learner: str,
+                                                params: dict) -> None:
+    """Theorem 3.3's adversary: whatever the algorithm, the ℓℓ loss of a round is the sum
+    of the (0-based) positions of a uniform k-subset minus k(k−1)/2, independent of the
+    past; so L_T has mean T k(n−k)/2 and variance T k(n−k)(n+1)/12 exactly. Each seed
+    draws its own adversary (independent totals); z-test at ALPHA."""
+    n, horizon, seeds = 8, 300, range(12)
+    totals = []
+    for seed in seeds:
+        trace = run_set(spec("ailon-choice-v1", {"n_items": n, "n_chosen": n_chosen}, learner,
+                             params, feedback="choice", horizon=horizon, reps=(0,), seed=seed,
+                             measure="pairwise"))
+        totals.append(float(trace["pairwise:cum"].iloc[-1]))
+    k = n_chosen
+    mean, var = horizon * k * (n - k) / 2, horizon * k * (n - k) * (n + 1) / 12
+    z = (np.mean(totals) - mean) / math.sqrt(var / len(totals))
+    assert abs(z) < stats.norm.ppf(1 - ALPHA / 2), (np.mean(totals), mean)
+
+
+# ---------------------------------------------------------------------------
+# the packaged reproductions, small size
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "k"), [("ailon14-thm31", 1), ("ailon14-thm31-kchoice", 2)])
+def test_reproduction_small(name: str, k: int) -> None:
+    """Every learner's loss ≈ T k(n−k)/2 and its regret under its theorem's bound.
+
+    The repetitions share one adversary sequence (common random numbers), so their mean
+    is tested against the variance of a single repetition, T k(n−k)(n+1)/12, which bounds
+    the variance of a mean of correlated repetitions (two-sided, ALPHA).
+    """
+    from oltr.experiments.reproduce import load_reproduction
+    from oltr.learners.expweights import hedge_rate, loss_range
+    from oltr.learners.onlinerank import fpl_rate
+
+    experiment = load_reproduction(name, size="small")
+    n, horizon = experiment.resolved["env"]["params"]["n_items"], experiment.horizon
+    bounds = {
+        "onlinerank": n * math.sqrt(horizon * n * k * math.log(2)),
+        "ailon-fpl": fpl_rate(n, horizon, n_chosen=k)[1],
+        "expweights": hedge_rate(n, horizon, loss_range(n, n_chosen=k))[1],
+    }
+    mean, var = horizon * k * (n - k) / 2, horizon * k * (n - k) * (n + 1) / 12
+    for planned in experiment.run_sets:
+        final = run_set(planned.spec).query(f"t == {horizon}")
+        z = (final["pairwise:cum"].mean() - mean) / math.sqrt(var)
+        assert abs(z) < stats.norm.ppf(1 - ALPHA / 2), (planned.label, final["pairwise:cum"].mean())
+        np.testing.assert_allclose(final["sumloss:cum"] - final["pairwise:cum"],
+                                   horizon * k * (k + 1) / 2)
+        if planned.spec.learner in bounds:
+            assert final["pairwise:regret"].mean() <= bounds[planned.spec.learner], planned.label
+
+
+def test_spearman_reproduction_small() -> None:
+    """Rank aggregation (§5): OnlineRank and FPL under their bounds, random ranker above both."""
+    from oltr.experiments.reproduce import load_reproduction
+    from oltr.learners.onlinerank import fpl_rate
+
+    experiment = load_reproduction("ailon14-spearman", size="small")
+    n, horizon = experiment.resolved["env"]["params"]["n_items"], experiment.horizon
+    m_bound = n * n * (n * n - 1) / 12
+    regret = {}
+    for planned in experiment.run_sets:
+        final = run_set(planned.spec).query(f"t == {horizon}")
+        regret[planned.label] = final["sumloss:regret"].mean()
+    assert regret["OnlineRank (QuickSort)"] <= n * math.sqrt(horizon * m_bound * math.log(2))
+    assert regret["OnlineRank (Plackett-Luce)"] <= n * math.sqrt(horizon * m_bound * math.log(2))
+    assert regret["FPL (uniform noise)"] <= fpl_rate(n, horizon, signal="full")[1]
+    assert regret["random ranker"] > max(v for k, v in regret.items() if k != "random ranker")
