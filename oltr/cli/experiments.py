@@ -166,7 +166,12 @@ def reproduce(
 ) -> None:
     """Reproduce a paper figure or table from its packaged config."""
     from oltr.experiments.config import ConfigError
-    from oltr.experiments.reproduce import list_reproductions, load_reproduction
+    from oltr.experiments.reproduce import (
+        FUNCTION_REPRODUCTIONS,
+        list_reproductions,
+        load_reproduction,
+        run_function_reproduction,
+    )
 
     if list_:
         entries = list_reproductions()
@@ -176,6 +181,11 @@ def reproduce(
         return
     if name is None:
         raise _fail("give a reproduction NAME or --list")
+    if name in FUNCTION_REPRODUCTIONS:
+        folder = run_function_reproduction(name, size=size.value, out=out)
+        typer.echo((folder / "table.md").read_text(encoding="utf-8"))
+        typer.echo(f"tables in {folder}")
+        return
     try:
         experiment: Any = load_reproduction(name, size=size.value)
     except (ConfigError, ValueError) as exc:

@@ -9,19 +9,37 @@ installed with oltr). It is an ordinary experiment config (see
   (minutes on a laptop) and the paper's scale (horizon, reps, …).
 
 Adding a reproduction is adding such a file; nothing else needs registering.
+
+A few reproductions are not run sets of the engine: the synthetic duels of Yue &
+Joachims (2009, §5.1) compare weight vectors through a value function and rank no
+items, so a dedicated batched simulation computes them. They are listed in
+:data:`FUNCTION_REPRODUCTIONS` and write a table (CSV and Markdown) instead of a
+sweep's results.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import os
+import tempfile
 import tomllib
 from importlib.resources import as_file, files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import pandas as pd
+
 from oltr.experiments.config import Experiment, load_config
 
-__all__ = ["SIZES", "Reproduction", "list_reproductions", "load_reproduction"]
+__all__ = [
+    "FUNCTION_REPRODUCTIONS",
+    "SIZES",
+    "Reproduction",
+    "list_reproductions",
+    "load_reproduction",
+    "run_function_reproduction",
+]
 
 #: Sizes every reproduction defines.
 SIZES = ("small", "full")
@@ -33,7 +51,58 @@ class Reproduction:
 
     name: str
     description: str
-    resource: Traversable
+    resource: Traversable | None  # None for a function reproduction
+
+
+#: Reproductions computed by a function ``f(*, size) -> DataFrame``: name ->
+#: ("module:function", one-line description).
+FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
+    "yj09-table1": (
+        "oltr.envs.dueling:reproduce_table1",
+        "Yue & Joachims 2009 Table 1: DBGD average regret on P1-P5 x delta_L "
+        "(synthetic duels; full: T = 10^6, 10 runs)",
+    ),
+    "yj09-fig2": (
+        "oltr.envs.dueling:reproduce_figure2",
+        "Yue & Joachims 2009 Figure 2: DBGD vs BGD1 vs BGD2 average regret on P1 and P5",
+    ),
+}
+
+
+def run_function_reproduction(name: str, *, size: str = "small",
+                              out: str | os.PathLike[str] | None = None) -> Path:
+    """Run a reproduction of :data:`FUNCTION_REPRODUCTIONS`; write ``table.csv`` and ``table.md``.
+
+    Returns the folder written (default ``results/NAME-SIZE``). Each file is
+    written to a temporary name and renamed, so a file present is complete.
+    """
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
+    if name not in FUNCTION_REPRODUCTIONS:
+        raise ValueError(f"{name!r} is not a function reproduction; "
+                         f"have {', '.join(sorted(FUNCTION_REPRODUCTIONS))}")
+    module, func = FUNCTION_REPRODUCTIONS[name][0].split(":")
+    table = getattr(importlib.import_module(module), func)(size=size)
+    folder = Path(out) if out is not None else Path("results") / f"{name}-{size}"
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_atomic(folder / "table.csv", table.to_csv(index=False, float_format="%.6g"))
+    _write_atomic(folder / "table.md", _markdown(table))
+    return folder
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    cells = [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row]
+             for row in table.itertuples(index=False)]
+    lines = ["| " + " | ".join(map(str, table.columns)) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells]) + "\n"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
 
 
 def _config_root() -> Traversable:
@@ -55,7 +124,9 @@ def list_reproductions() -> list[Reproduction]:
         except (tomllib.TOMLDecodeError, KeyError, TypeError):
             description = "(no [experiment] description)"
         out.append(Reproduction(name, description, entry))
-    return out
+    out += [Reproduction(name, description, None)
+            for name, (_, description) in FUNCTION_REPRODUCTIONS.items()]
+    return sorted(out, key=lambda r: r.name)
 
 
 def load_reproduction(name: str, *, size: str = "small") -> Experiment:
@@ -65,7 +136,7 @@ def load_reproduction(name: str, *, size: str = "small") -> Experiment:
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
-    known = {r.name: r for r in list_reproductions()}
+    known = {r.name: r for r in list_reproductions() if r.resource is not None}
     if name not in known:
         raise ValueError(
             f"unknown reproduction {name!r}; available: {', '.join(sorted(known)) or 'none'}"
