@@ -1,0 +1,153 @@
+"""RTop-kF throughput: rounds × runs per second against a per-run loop and the matmul ceiling.
+
+For list shapes (m, d) = (24, 700), (120, 136), (40, 46) — Yahoo-, MSLR- and
+MQ2008-like — and B = 1 and 64 runs, times three things on one core (BLAS
+limited to one thread):
+
+* ``batched``: :class:`oltr.learners.rtopk.RTopKF` — ``rank``, top-k labels,
+  ``update`` — advancing all B runs per round;
+* ``loop``: the same algorithm written as a plain numpy loop over runs inside
+  each round (``s = X w_b``, argsort, coin, estimator, ``w_b -= η zᵀX``, projection);
+* ``ceiling``: this machine's single-core dgemm rate divided by the ``4 m d``
+  flops a run-round needs (``2 m d`` for the scores, ``2 m d`` for ``zᵀX``).
+
+Rounds draw from a pool of 64 random lists (features uniform in [0, 1], grades
+0..4), so the data stay in cache as they would for a small query set.
+
+Usage: ``python benchmarks/bench_rtopk.py`` (or ``python benchmarks/run.py rtopk``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from oltr.feedback import TopKFeedback
+from oltr.learners.rtopk import RTopKF
+from oltr.types import Context
+
+SHAPES = ((24, 700), (120, 136), (40, 46))
+RUNS = (1, 64)
+SURROGATES = ("squared", "ranksvm")
+POOL = 64
+ETA, GAMMA = 1e-3, 0.05
+BUDGET_S = 0.6  # seconds per timing (after a calibration round)
+#: Builds a fresh learner and returns its per-round step.
+Maker = Callable[[], Callable[[int], None]]
+
+
+def pool(m: int, d: int) -> tuple[list[Context], list[np.ndarray]]:
+    rng = np.random.default_rng(0)
+    ctxs, rels = [], []
+    for t in range(POOL):
+        x = rng.random((m, d))
+        x.flags.writeable = False
+        ctxs.append(Context(t=t + 1, n_items=m, features=x))
+        rels.append(rng.integers(0, 5, m).astype(np.float64))
+    return ctxs, rels
+
+
+def timed(step: Callable[[int], None], n_rounds: int) -> float:
+    start = time.perf_counter()
+    for t in range(n_rounds):
+        step(t)
+    return time.perf_counter() - start
+
+
+def rate(make_step: Maker, n_runs: int) -> float:
+    """Run-rounds per second, timing a fresh learner for about BUDGET_S seconds."""
+    probe = timed(make_step(), 20) / 20
+    n_rounds = max(20, int(BUDGET_S / probe))
+    return n_rounds * n_runs / timed(make_step(), n_rounds)
+
+
+def batched_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
+    ctxs, rels = pool(m, d)
+
+    def make() -> Callable[[int], None]:
+        lrn = RTopKF(surrogate=surrogate, eta=ETA, gamma=GAMMA, n_runs=n_runs, rng=1)
+        k = lrn.requires.k
+        assert k is not None
+
+        def step(t: int) -> None:
+            i = t % POOL
+            ctx = Context(t=t + 1, n_items=m, features=ctxs[i].features)
+            orders = lrn.rank(ctx)
+            lrn.update(ctx, orders, TopKFeedback(orders, rels[i][orders[:, :k]]))
+
+        return step
+
+    return make
+
+
+def loop_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
+    """The same algorithm, one run at a time, in plain numpy."""
+    ctxs, rels = pool(m, d)
+    pair_floor = GAMMA / (m * (m - 1) / 2)
+
+    def make() -> Callable[[int], None]:
+        w = np.zeros((n_runs, d))
+        gens = [np.random.default_rng(b) for b in range(n_runs)]
+
+        def step(t: int) -> None:
+            i = t % POOL
+            x, r = ctxs[i].features, rels[i]
+            for b in range(n_runs):
+                s = x @ w[b]
+                own = np.argsort(-s, kind="stable")
+                order = gens[b].permutation(m) if gens[b].random() < GAMMA else own
+                z = np.zeros(m)
+                if surrogate == "squared":
+                    top = order[0]
+                    p = (1 - GAMMA) * (top == own[0]) + GAMMA / m
+                    z = 2.0 * s
+                    z[top] -= 2.0 * r[top] / p
+                else:
+                    a, c = order[0], order[1]
+                    own_pair = {a, c} == {own[0], own[1]}
+                    p = (1 - GAMMA) * own_pair + pair_floor
+                    sign = float((r[a] > r[c]) and (1 + s[c] > s[a])) - \
+                        float((r[c] > r[a]) and (1 + s[a] > s[c]))
+                    z[c] += sign / p
+                    z[a] -= sign / p
+                w[b] -= ETA * (z @ x)
+                norm = np.sqrt(w[b] @ w[b])
+                if norm > 1.0:
+                    w[b] /= norm
+
+        return step
+
+    return make
+
+
+def matmul_flops() -> float:
+    """Single-thread dgemm rate (flop/s), best of a few 512×512 products."""
+    a = np.random.default_rng(0).random((512, 512))
+    b = a.T.copy()
+    best = min(timed(lambda _: a @ b, 5) / 5 for _ in range(3))
+    return 2 * 512**3 / best
+
+
+def main() -> None:
+    with threadpool_limits(limits=1):
+        flops = matmul_flops()
+        print(f"one core, BLAS 1 thread: dgemm {flops / 1e9:.1f} GFLOP/s; "
+              "rates in run-rounds per second (rounds x runs / s)")
+        print(f"{'surrogate':9} {'(m, d)':>10} {'B':>3} {'batched':>10} {'loop':>10} "
+              f"{'ceiling':>10} {'vs loop':>8} {'of ceil':>8}")
+        for surrogate in SURROGATES:
+            for m, d in SHAPES:
+                ceiling = flops / (4 * m * d)
+                for n_runs in RUNS:
+                    fast = rate(batched_step(surrogate, n_runs, m, d), n_runs)
+                    slow = rate(loop_step(surrogate, n_runs, m, d), n_runs)
+                    print(f"{surrogate:9} {f'({m}, {d})':>10} {n_runs:>3} {fast:>10.0f} "
+                          f"{slow:>10.0f} {ceiling:>10.0f} {fast / slow:>7.1f}x "
+                          f"{fast / ceiling:>7.0%}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

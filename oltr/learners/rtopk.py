@@ -1,0 +1,348 @@
+"""RTop-kF: online gradient descent with exploration from top-k feedback (CT16 Algorithm 1).
+
+Chaudhuri & Tewari (2016) learn a linear scorer ``s = X w`` on query streams
+while only the relevances of the top ``k`` shown documents are revealed. Each
+round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
+
+1. scores ``S = W Xᵀ`` (one matmul for all runs, shape (B, m)) and the
+   learner's own order σ_t = argsort(−s) (ties: lower index first);
+2. with probability 1 − γ show σ_t, with probability γ a uniformly random
+   order (Algorithm 1 steps 5–6);
+3. receive the grades of the top ``k`` shown documents (k = the surrogate's
+   ``min_k``: 1 for squared, KL and SmoothDCG, 2 for RankSVM);
+4. build the unbiased estimate ẑ of the surrogate's descent direction in score
+   space (:meth:`oltr.surrogates.Surrogate.estimate_descent_grad`, §4) and step
+   ``W ← Π_U(W − η ẑ X)`` (one matmul), where Π_U projects every row onto the
+   ℓ2 ball of radius U (steps 10–11).
+
+:class:`LinearRanker` holds what RTop-kF and the full-feedback online ListNet
+(:mod:`oltr.learners.listnet`) share: lazily sized weights, batched scores,
+the projection and the read-only ``weights_`` that a held-out evaluation reads
+(:func:`oltr.envs.heldout.heldout_ndcg`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg.blas import dgemm as _dgemm  # type: ignore[import-untyped]
+
+from oltr.feedback import Feedback, FeedbackRequirement, TopKFeedback
+from oltr.learners.base import Learner
+from oltr.registry import register_learner
+from oltr.surrogates import Surrogate, make_surrogate
+from oltr.surrogates._validation import FeedbackArrays, full_relevance
+from oltr.types import Context, FloatArray, Orders, RunRNGLike, check_choice, check_scalar
+
+__all__ = [
+    "RTOPK_SURROGATES",
+    "LinearRanker",
+    "RTopKF",
+    "own_order",
+    "project_rows",
+    "trusted_estimate",
+]
+
+#: The surrogates RTop-kF can learn from top-k feedback (CT16 §4.1; ListNet needs the full list).
+RTOPK_SURROGATES: tuple[str, ...] = ("squared", "ranksvm", "kl", "smoothdcg")
+
+#: Exploration coins drawn per run and refill (one generator call per run per block).
+_COIN_BLOCK = 1024
+#: From this many runs on, the update is one in-place dgemm (below it numpy is faster).
+_DGEMM_RUNS = 8
+
+
+def project_rows(weights: FloatArray, radius: float) -> FloatArray:
+    """Project every row of ``weights`` onto the ℓ2 ball of radius ``radius``, in place.
+
+    .. math:: w ← \\min\\{1, U / ‖w‖_2\\}\\, w   (CT16 Algorithm 1 step 11)
+
+    Parameters
+    ----------
+    weights
+        Array of shape (B, d), modified in place and returned.
+    radius
+        U > 0; ``inf`` leaves the rows unchanged.
+
+    Examples
+    --------
+    >>> project_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    array([[0.6, 0.8],
+           [0.3, 0.4]])
+    """
+    if np.isfinite(radius):
+        norms = np.sqrt(np.einsum("bd,bd->b", weights, weights))
+        huge = ~np.isfinite(norms)
+        if huge.any():  # the sum of squares overflowed: rescale by the largest entry first
+            top = np.abs(weights[huge]).max(axis=1)
+            norms[huge] = top * np.linalg.norm(weights[huge] / top[:, None], axis=1)
+        if (norms > radius).any():
+            weights *= (radius / np.maximum(norms, radius))[:, None]
+    return weights
+
+
+def _schedule(value: float | None, horizon: int | None, power: float) -> float | None:
+    """``value`` if given, else ``horizon ** power`` (the paper's schedule), else None."""
+    if value is not None:
+        return float(value)
+    return None if horizon is None else float(horizon) ** power
+
+
+def _require(value: float | None, name: str, power: str) -> float:
+    """A schedule value, or the error that says the horizon is missing (before round 1)."""
+    if value is None:
+        raise ValueError(f"{name} defaults to T^({power}) and needs the horizon T: pass "
+                         f"horizon=T (the runner does) or {name} explicitly")
+    return value
+
+
+class LinearRanker(Learner):
+    """Base of linear scorers ``s = X w`` batched over runs (weights (B, d), w₁ = 0).
+
+    The feature dimension ``d`` is read from the first context; every later
+    context must have the same ``d``. Subclasses call :meth:`_scores` in
+    ``rank`` and :meth:`_step` in ``update``.
+
+    Parameters
+    ----------
+    radius
+        U: the weights stay in the ℓ2 ball of radius U (``inf``: unconstrained).
+    n_runs, rng
+        See :class:`~oltr.learners.base.Learner`.
+    """
+
+    context_kind: ClassVar[str] = "features"
+
+    def __init__(self, *, radius: float, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+        super().__init__(n_runs=n_runs, rng=rng)
+        if not (isinstance(radius, float) and radius == float("inf")):
+            check_scalar(radius, "radius", low=0, include_low=False)
+        self._weights: FloatArray | None = None
+        self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
+
+    @property
+    def weights_(self) -> FloatArray:
+        """Read-only view of the current weights, shape (B, d) (zeros before any round)."""
+        if self._weights is None:
+            raise AttributeError("weights_ is set at the first rank() call (d comes from "
+                                 "the first context)")
+        view = self._weights.view()
+        view.flags.writeable = False
+        return view
+
+    def _features(self, context: Context) -> FloatArray:
+        x = context.features
+        if x is None:
+            raise ValueError(f"{type(self).__name__} ranks feature lists: the context of round "
+                             f"{context.t} has no features")
+        if self._weights is None:
+            self._weights = np.zeros((self.n_runs, x.shape[1]))
+        elif x.shape[1] != self._weights.shape[1]:
+            raise ValueError(f"features must have {self._weights.shape[1]} columns (as in the "
+                             f"first round), got {x.shape[1]} in round {context.t}")
+        return x
+
+    def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
+        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update."""
+        x = self._features(context)
+        assert self._weights is not None
+        scores = self._weights @ x.T
+        own = own_order(scores)
+        own.flags.writeable = False  # returned by rank() and reused by update()
+        self._cache = (context.t, scores, own)
+        return scores, own
+
+    def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
+        """The scores and own orders :meth:`_scores` made for this round (recomputed if not)."""
+        if self._cache is None or self._cache[0] != context.t:
+            return self._scores(context)
+        return self._cache[1], self._cache[2]
+
+    def _step(self, context: Context, direction: FloatArray, eta: float, radius: float) -> None:
+        """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
+        assert self._weights is not None and context.features is not None
+        w, x = self._weights, context.features
+        if w.shape[0] >= _DGEMM_RUNS and x.flags.c_contiguous:
+            # In place, one BLAS call, no (B, d) temporaries: Wᵀ ← Wᵀ − η Xᵀ Dᵀ, where the
+            # transposes of the C-ordered W, X and D are Fortran-ordered views.
+            out = _dgemm(-eta, x.T, np.ascontiguousarray(direction).T, 1.0, w.T, overwrite_c=1)
+            if not np.may_share_memory(out, w):  # f2py had to copy: write the result back
+                w[...] = out.T
+        else:
+            w -= (eta * direction) @ x
+        project_rows(w, radius)
+
+
+def trusted_estimate(surrogate: Surrogate, scores: FloatArray, orders: Orders,
+                     labels: NDArray[Any], gamma: float,
+                     own: NDArray[np.intp]) -> FloatArray:
+    """``surrogate.estimate_descent_grad`` on inputs the learner made itself, unvalidated.
+
+    The public method validates every argument (finite scores, permutations,
+    shapes), which costs more than the estimate itself at small ``m``. Here the
+    scores and own orders come from the learner and the shown orders were checked
+    by the runner, so the same kernels are called directly: the exact gradient
+    when the whole list was observed, the surrogate's top-k estimator otherwise
+    (tests check that both paths equal the public method).
+    """
+    observed = np.asarray(labels, dtype=np.float64)
+    m = scores.shape[-1]
+    if observed.shape[-1] >= m:
+        grad = surrogate._grad(scores, full_relevance(orders, observed[:, :m]))
+    else:
+        ell = min(int(surrogate.min_k or 1), m)
+        fb = FeedbackArrays(scores, orders, observed, np.full(scores.shape[0], gamma),
+                            own[:, :ell])
+        grad = surrogate._estimate(fb)
+    return surrogate.sign * grad
+
+
+def own_order(scores: FloatArray) -> NDArray[np.intp]:
+    """Descending score, ties by lower index first, along the last axis (stable)."""
+    return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
+
+
+@register_learner("rtopk")
+class RTopKF(LinearRanker):
+    """Ranking with Top-k Feedback (RTop-kF), batched over runs (CT16 Algorithm 1).
+
+    Each round shows the learner's own order (descending ``X w``) with
+    probability 1 − γ and a uniformly random order with probability γ, reads the
+    grades of the top ``k`` shown documents, and takes a projected stochastic
+    gradient step on the chosen surrogate φ:
+
+    .. math::
+        w_{t+1} = Π_U\\big(w_t − η\\, X_t^⊤ \\tilde z_t\\big),\\qquad
+        E_t[\\tilde z_t] = \\text{sign}·∇_s φ(X_t w_t, R_t),
+
+    where ẑ is the surrogate's unbiased top-k estimate (§4.1) and sign = −1 for
+    the SmoothDCG *gain* (so the step ascends it).
+
+    Parameters
+    ----------
+    surrogate
+        ``"squared"`` (top-1), ``"ranksvm"`` (top-2), ``"kl"`` (top-1) or
+        ``"smoothdcg"`` (top-1): the feedback depth is the surrogate's ``min_k``.
+    eta
+        Step size η > 0; default T^(−2/3) (§6).
+    gamma
+        Exploration rate γ in (0, 1]; default T^(−1/3) (§6). Algorithm 1 asks for
+        γ < 1/2; larger values are allowed for experiments.
+    radius
+        U > 0, the radius of the weight ball (``inf``: no projection); default 1.
+        §6 does not state U (see the README's note on this choice).
+    eps
+        SmoothDCG's smoothing ε > 0 (used by ``surrogate="smoothdcg"`` only);
+        default 0.01 (§6).
+    horizon
+        T >= 1, filled in by the runner; needed when ``eta`` or ``gamma`` is left
+        at its default.
+    n_runs, rng
+        See :class:`~oltr.learners.base.Learner`.
+
+    Notes
+    -----
+    Algorithm 1 steps 5–6 draw s̃ ~ (1 − γ)δ(s − X w) + γ Uniform([0, 1]^m) and show
+    argsort(s̃); the argsort of i.i.d. uniforms is a uniform permutation, so each run
+    flips its coin and, when it explores, draws a uniform permutation from its own
+    generator (the same distribution as
+    :func:`oltr.surrogates.sample_exploration_order`, without drawing a permutation
+    for the runs that do not explore). Coins are drawn in blocks of 1024 per run.
+
+    References
+    ----------
+    Chaudhuri & Tewari (2016), Algorithm 1; §4.1 (estimators); §4.3 (η = O(T^(−2/3)),
+    γ = O(T^(−1/3)), Theorem 4.1); §6 (η = T^(−2/3), γ = T^(−1/3), ε = 0.01).
+
+    Examples
+    --------
+    >>> from oltr.types import Context
+    >>> from oltr.feedback import TopKFeedback
+    >>> lrn = RTopKF(surrogate="squared", eta=0.5, gamma=0.5, n_runs=2, rng=0)
+    >>> ctx = Context(t=1, n_items=3, features=np.eye(3))
+    >>> orders = lrn.rank(ctx)
+    >>> labels = np.array([[2.0], [2.0]])  # the grade of each run's top document
+    >>> lrn.update(ctx, orders, TopKFeedback(orders, labels))
+    >>> lrn.weights_.shape
+    (2, 3)
+    """
+
+    def __init__(self, *, surrogate: str = "squared", eta: float | None = None,
+                 gamma: float | None = None, radius: float = 1.0, eps: float = 0.01,
+                 horizon: int | None = None, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+        super().__init__(radius=radius, n_runs=n_runs, rng=rng)
+        check_choice(surrogate, "surrogate", RTOPK_SURROGATES)
+        if horizon is not None:
+            check_scalar(horizon, "horizon", low=1, integer=True)
+        if eta is not None:
+            check_scalar(eta, "eta", low=0, include_low=False)
+        if gamma is not None:
+            check_scalar(gamma, "gamma", low=0, high=1, include_low=False)
+        check_scalar(eps, "eps", low=0, include_low=False)
+        self.surrogate = surrogate
+        self.eta = eta
+        self.gamma = gamma
+        self.radius = radius
+        self.eps = eps
+        self.horizon = horizon
+        # Without a horizon the defaults stay open until the runner supplies one; the
+        # first rank() refuses to start without them.
+        self._eta_value = _schedule(eta, horizon, -2.0 / 3.0)
+        self._gamma_value = _schedule(gamma, horizon, -1.0 / 3.0)
+        params = {"eps": eps} if surrogate == "smoothdcg" else {}
+        self._surrogate: Surrogate = make_surrogate(surrogate, **params)
+        self._coins = np.empty((self.n_runs, 0))
+        self._coin_pos = 0
+
+    @classmethod
+    def _test_params(cls) -> Iterator[dict[str, Any]]:
+        for name in RTOPK_SURROGATES:
+            yield {"surrogate": name, "horizon": 100, "gamma": 0.5}
+        yield {"surrogate": "squared", "eta": 0.1, "gamma": 1.0, "radius": float("inf")}
+
+    @property
+    def requires(self) -> FeedbackRequirement:  # type: ignore[override]
+        """Top-k feedback with k = the surrogate's ``min_k``."""
+        return FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
+
+    @property
+    def eta_(self) -> float:
+        """The step size in use (η, or T^(−2/3))."""
+        return _require(self._eta_value, "eta", "-2/3")
+
+    @property
+    def gamma_(self) -> float:
+        """The exploration rate in use (γ, or T^(−1/3))."""
+        return _require(self._gamma_value, "gamma", "-1/3")
+
+    def _explore(self) -> NDArray[np.bool_]:
+        """One exploration coin per run: True with probability γ."""
+        if self._coin_pos == self._coins.shape[1]:
+            self._coins = self.rngs.random((_COIN_BLOCK,))
+            self._coin_pos = 0
+        coins = self._coins[:, self._coin_pos]
+        self._coin_pos += 1
+        return coins < self.gamma_
+
+    def rank(self, context: Context) -> Orders:
+        """Each run's own order, or (probability γ) a uniformly random one."""
+        _ = (self.eta_, self.gamma_)  # without T and defaults, fail before round 1
+        _, own = self._scores(context)
+        explore = self._explore()
+        if not explore.any():
+            return own
+        orders = own.copy()
+        for b in np.flatnonzero(explore):
+            orders[b] = self.rngs[int(b)].permutation(context.n_items)
+        return orders
+
+    def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
+        """Step along the unbiased top-k estimate of the surrogate's descent direction."""
+        if not isinstance(feedback, TopKFeedback):
+            raise TypeError(f"RTopKF needs TopKFeedback, got {type(feedback).__name__}")
+        scores, own = self._cached_scores(context)
+        z = trusted_estimate(self._surrogate, scores, orders, feedback.labels, self.gamma_, own)
+        self._step(context, z, self.eta_, self.radius)
