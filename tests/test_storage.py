@@ -73,6 +73,7 @@ CHANGES = {
     "horizon": 21,
     "measures": ("sumloss", "ndcg"),
     "checkpoints": (1, 20),
+    "heldout": {"path": "/data/test.txt"},
 }
 
 

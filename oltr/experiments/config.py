@@ -27,6 +27,12 @@ An experiment is one TOML file (read with the standard library's ``tomllib``)::
     params = { eta = [0.01, 0.1] }   # a list is a grid: two run sets
     label = "RTop-1F"                # optional; default the learner's name
 
+    [heldout]                     # optional: NDCG@k of the learner's weights on a test file
+    path = "data/test.txt"        # relative to the folder of this TOML file, like [env]
+    k = 10                        # optional: cutoff (10); also group_file, n_features,
+                                  # normalize, drop_no_relevant (as load_letor) and
+                                  # no_relevant (value of a query without relevant documents)
+
     [sizes.small]                 # optional overrides picked with --size small
     experiment.horizon = 1_000
     experiment.reps = 3
@@ -47,6 +53,13 @@ Run sets
     index, not by its batch (``oltr.experiments.runner``), and smaller batches
     spread over more worker processes and lose less work when interrupted.
 
+Held-out evaluation
+    With a ``[heldout]`` table every run set also records ``heldout:ndcg@k``, the
+    mean NDCG@k over the test file's queries of each learner's current weights
+    at every checkpoint (:mod:`oltr.experiments.runner`; NaN for learners
+    without weights). The test file must have as many features as the stream;
+    the environment must show feature lists.
+
 Sizes
     ``[sizes.NAME]`` tables are partial configs (TOML dotted keys keep them short)
     merged over the document when ``size=NAME`` is asked for: tables merge key by
@@ -56,9 +69,9 @@ Validation happens entirely at load time, before any work: the structure through
 pydantic models (unknown keys, wrong types, out-of-range values), then names and
 parameters through :mod:`oltr.registry` (``check_env``, ``check_feedback``,
 ``check_learner``, ``check_compatible``), the measure strings through
-:func:`oltr.metrics.get_measure`, and data files for existence. Every problem is
-reported at once, each prefixed with the key it concerns, e.g.
-``learners[1].params: eta must be > 0, got -1``.
+:func:`oltr.metrics.get_measure`, and data files (``[env]`` and ``[heldout]``)
+for existence. Every problem is reported at once, each prefixed with the key it
+concerns, e.g. ``learners[1].params: eta must be > 0, got -1``.
 """
 
 from __future__ import annotations
@@ -67,6 +80,7 @@ import copy
 import difflib
 import itertools
 import json
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -78,7 +92,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from oltr import registry
 from oltr.experiments.regret import log_checkpoints
-from oltr.experiments.runner import RunSetSpec
+from oltr.experiments.runner import RunSetSpec, check_heldout
 from oltr.experiments.storage import run_set_id
 from oltr.metrics import get_measure
 
@@ -152,6 +166,18 @@ class LearnerSection(ComponentSection):
     label: str | None = Field(default=None, min_length=1)
 
 
+class HeldoutSection(_Strict):
+    """The optional ``[heldout]`` table: a test file (``load_letor`` options) and NDCG@k."""
+
+    path: str = Field(min_length=1)
+    group_file: str | None = Field(default=None, min_length=1)
+    n_features: int | None = Field(default=None, ge=1)
+    normalize: bool = False
+    drop_no_relevant: bool = False
+    k: int = Field(default=10, ge=1)
+    no_relevant: float = 1.0
+
+
 class ConfigModel(_Strict):
     """The whole document."""
 
@@ -159,6 +185,7 @@ class ConfigModel(_Strict):
     env: ComponentSection
     feedback: ComponentSection
     learners: list[LearnerSection] = Field(min_length=1)
+    heldout: HeldoutSection | None = None
     sizes: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -285,6 +312,7 @@ def parse_config(
         raise ConfigError(source, [_describe(err) for err in exc.errors()]) from None
     problems: list[str] = []
     env_params = _check_components(model, base, problems)
+    heldout = _check_heldout(model, base, problems)
     settings = _learner_settings(model, env_params, problems)
     if problems:
         raise ConfigError(source, problems)
@@ -312,6 +340,7 @@ def parse_config(
                 horizon=exp.horizon,
                 measures=tuple(exp.measures),
                 checkpoints=checkpoints,
+                heldout=copy.deepcopy(heldout),
             )
             run_sets.append(PlannedRunSet(spec, label, setting, index))
     _check_unique_ids(run_sets, source)
@@ -319,6 +348,10 @@ def parse_config(
     resolved = json.loads(model.model_dump_json(exclude={"sizes"}))
     resolved["experiment"]["seed"] = seed
     resolved["env"]["params"] = json.loads(json.dumps(env_params))
+    if heldout is None:
+        del resolved["heldout"]  # the resolved document of a config without one is unchanged
+    else:
+        resolved["heldout"] = json.loads(json.dumps(heldout))
     output = Path(exp.output) if exp.output is not None else Path("results") / exp.name
     return Experiment(
         name=exp.name,
@@ -338,7 +371,7 @@ def parse_config(
 
 # ----------------------------------------------------------------------------- internals
 
-_SECTIONS = ("experiment", "env", "feedback", "learners")
+_SECTIONS = ("experiment", "env", "feedback", "learners", "heldout")
 
 
 def _apply_size(document: Mapping[str, Any], size: str | None, source: str) -> dict[str, Any]:
@@ -385,6 +418,7 @@ _FIELDS: dict[str, type[BaseModel]] = {
     "env": ComponentSection,
     "feedback": ComponentSection,
     "learners": LearnerSection,
+    "heldout": HeldoutSection,
 }
 
 
@@ -419,22 +453,42 @@ def _is_data_key(key: str) -> bool:
     return key == "path" or key.endswith(("_path", "_file"))
 
 
+#: A data path starting with this prefix is relative to :func:`data_root`.
+DATA_PREFIX = "{data}/"
+
+
+def data_root() -> Path:
+    """Folder that ``{data}/...`` paths in configs refer to.
+
+    ``$OLTR_DATA_DIR`` when set; otherwise ``../shared/data`` relative to the current
+    directory, where the real LETOR sets sit beside a checkout of this project. The
+    packaged real-data reproductions use it, so they work from an installed package too.
+    """
+    return Path(os.environ.get("OLTR_DATA_DIR") or Path("..", "shared", "data"))
+
+
+def _resolve_one(value: str, base: Path) -> tuple[Path, str]:
+    """An absolute path for a config's data path, and how a relative one was resolved."""
+    if value.startswith(DATA_PREFIX):
+        return ((data_root() / value[len(DATA_PREFIX):]).resolve(),
+                "{data}/ is $OLTR_DATA_DIR, or ../shared/data from the current directory")
+    return ((base / Path(value).expanduser()).resolve(),
+            "relative paths are resolved against the config file's folder")
+
+
 def _resolve_data_paths(
-    params: Mapping[str, Any], base: Path, problems: list[str]
+    params: Mapping[str, Any], base: Path, problems: list[str], where: str = "env.params"
 ) -> dict[str, Any]:
     out = copy.deepcopy(dict(params))
     for key, value in params.items():
         if not _is_data_key(key) or value is None:
             continue
         if not isinstance(value, str):
-            problems.append(f"env.params.{key}: a data file path must be a string, got {value!r}")
+            problems.append(f"{where}.{key}: a data file path must be a string, got {value!r}")
             continue
-        resolved = (base / Path(value).expanduser()).resolve()
+        resolved, rule = _resolve_one(value, base)
         if not resolved.exists():
-            problems.append(
-                f"env.params.{key}: data file not found: {resolved}"
-                " (relative paths are resolved against the config file's folder)"
-            )
+            problems.append(f"{where}.{key}: data file not found: {resolved} ({rule})")
         out[key] = str(resolved)
     return out
 
@@ -469,6 +523,26 @@ def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> di
     for i, entry in enumerate(model.learners):
         _known(f"learners[{i}]", entry.name, registry.LEARNERS, problems)
     return env_params
+
+
+def _check_heldout(model: ConfigModel, base: Path, problems: list[str]) -> dict[str, Any] | None:
+    """The ``[heldout]`` table with data paths resolved and defaults filled in (None if absent)."""
+    if model.heldout is None:
+        return None
+    table = _resolve_data_paths(model.heldout.model_dump(), base, problems, where="heldout")
+    env_cls = registry.ENVIRONMENTS.get(model.env.name)
+    kind = getattr(env_cls, "context_kind", None)
+    if kind is not None and kind != "features":
+        problems.append(
+            f"heldout: held-out evaluation scores linear weights on feature lists, but"
+            f" environment {model.env.name!r} produces {kind!r} contexts"
+        )
+    try:
+        return check_heldout(table)
+    except (ValueError, TypeError) as exc:  # what the structure check cannot see, e.g. NaN
+        text = str(exc)
+        problems.append(text if text.startswith("heldout:") else text.replace(" ", ": ", 1))
+        return None
 
 
 def _known(where: str, name: str, table: Mapping[str, Any], problems: list[str]) -> bool:

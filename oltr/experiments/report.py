@@ -14,6 +14,12 @@ error of the least-squares fit of log R_t on log t over the last part of the run
 :func:`oltr.experiments.regret.regret_exponent`). Lines differ in line style and
 marker as well as colour, so the plots read in black and white.
 
+A held-out column ``heldout:ndcg@k`` (NDCG@k of each learner's current weights
+on a test file, :mod:`oltr.experiments.runner`) is a value at t, not a sum over
+rounds, and has no ``:cum``/``:avg``/``:regret`` companions: it is drawn and
+tabulated as it is. Learners without weights (all NaN) are left out of its plot
+and show "–" in the table.
+
 The 95 % interval at each t is ``mean ± t_{0.975, n-1} · s / √n`` over the n
 repetitions (Student t, sample standard deviation s); with one repetition there
 is no interval. Repetitions of different learners share random numbers
@@ -83,16 +89,30 @@ class Report:
     figures: dict[str, Figure]
 
 
+#: Prefix of held-out columns (``heldout:ndcg@10``): values at t without companions.
+HELDOUT_PREFIX = "heldout:"
+
+
 def measures_in(df: pd.DataFrame) -> list[str]:
-    """The measures of a results frame (those with an ``M:avg`` column), in column order."""
-    return [c[: -len(":avg")] for c in df.columns if c.endswith(":avg")]
+    """The measures of a results frame, in column order.
+
+    Those with an ``M:avg`` column, then the held-out columns (``heldout:…``)
+    that hold a value.
+    """
+    online = [c[: -len(":avg")] for c in df.columns if c.endswith(":avg")]
+    # A held-out column that is NaN throughout (only learners without weights) shows nothing.
+    return online + [c for c in df.columns if _is_heldout(c) and df[c].notna().any()]
 
 
 def quantity_for(df: pd.DataFrame, measure: str) -> Quantity:
     """The quantity plotted for ``measure``: average regret when available, else ``M:avg``.
 
     ``measure`` may also name a column directly (``"ndcg@10:cum"``, ``"sumloss:regret"``).
+    A held-out column (``"heldout:ndcg@10"``) is its own quantity.
     """
+    if _is_heldout(measure) and measure in df.columns:
+        name = measure[len(HELDOUT_PREFIX) :]
+        return Quantity(measure, measure, False, False, f"held-out {name} of current weights")
     if measure in measures_in(df):
         regret = f"{measure}:regret"
         if regret in df.columns and df[regret].notna().all():
@@ -161,7 +181,7 @@ def plot_measure(
     ax = fig.add_subplot()
     for i, learner in enumerate(learners):
         part = summary[summary["learner"] == learner]
-        if part.empty:
+        if part.empty or part["mean"].isna().all():  # e.g. held-out value of a random ranker
             continue
         t = part["t"].to_numpy(dtype=float)
         mean = part["mean"].to_numpy()
@@ -198,7 +218,8 @@ def plot_measure(
         fontsize=10,
     )
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, frameon=False)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False)
     return fig
 
 
@@ -209,7 +230,8 @@ def final_table(
 
     Columns: ``learner, params, reps, horizon`` then, per measure M,
     ``M:avg mean, M:avg ci95`` and (when the regret is available)
-    ``M:regret mean, M:regret ci95``.
+    ``M:regret mean, M:regret ci95``; for a held-out column H (``heldout:ndcg@10``),
+    ``H mean, H ci95`` (left out for learners without weights, whose values are NaN).
     """
     measures = list(measures) if measures is not None else measures_in(df)
     learners = list(order) if order is not None else list(dict.fromkeys(df["learner"]))
@@ -226,8 +248,7 @@ def final_table(
             "horizon": int(part["t"].iloc[0]),
         }
         for m in measures:
-            for suffix in ("avg", "regret"):
-                col = f"{m}:{suffix}"
+            for col in [m] if _is_heldout(m) else [f"{m}:avg", f"{m}:regret"]:
                 if col not in part.columns or part[col].isna().any():
                     continue
                 values = part[col].to_numpy(dtype=float)
@@ -299,6 +320,10 @@ def write_report(
 
 
 # ----------------------------------------------------------------------------- internals
+
+
+def _is_heldout(column: str) -> bool:
+    return column.startswith(HELDOUT_PREFIX) and ":" not in column[len(HELDOUT_PREFIX) :]
 
 
 def _half_width(std: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -381,8 +406,11 @@ def _markdown(table: pd.DataFrame) -> str:
     note = (
         f"\nValues at the last round T = {horizon}: mean ± 95% t-interval half-width over"
         " repetitions. `M:avg` is the average per-round measure, `M:regret` the cumulative"
-        " regret.\n"
+        " regret"
     )
+    if any(_is_heldout(h) for h in header):
+        note += ", `heldout:M` the measure of the final weights on the held-out queries"
+    note += ".\n"
     return "\n".join(lines) + "\n" + note
 
 

@@ -26,24 +26,52 @@ traces bit for bit as long as the learner and the measures compute each run's
 row independently of the others (every component in this package does; sums
 run over items or rounds, never across runs). The runner itself accumulates
 each run's values separately, in round order.
+
+Held-out evaluation (``spec.heldout``): besides the quality of the lists
+*shown*, online learning-to-rank papers report the quality of the *current*
+ranker on test queries it never sees (Chaudhuri & Tewari 2016 §6; Yue &
+Joachims 2009 §5.2, Table 3). The runner loads the test file once, before
+round 1, and at every checkpoint scores the learner's read-only weights
+``learner.weights_`` (B, d) on it with :class:`oltr.envs.heldout.HeldoutSet`,
+recording column ``heldout:ndcg@k``. The learner never receives the test data
+(it gets nothing new at all: the runner reads its weights), and the evaluation
+draws no random numbers, so the rest of the trace is the same with or without
+it. Learners without weights (e.g. ``random``) get NaN.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from oltr.envs.base import resolve_measures
+from oltr.envs.heldout import HeldoutSet
+from oltr.envs.letor import load_letor
 from oltr.learners.base import check_orders
 from oltr.random import child_rng
 from oltr.registry import check_compatible, make_env, make_feedback, make_learner
-from oltr.types import RunGenerators
+from oltr.types import RunGenerators, check_scalar
 
-__all__ = ["RunSetSpec", "run_set", "trace_columns"]
+__all__ = ["HELDOUT_DEFAULTS", "RunSetSpec", "check_heldout", "heldout_column", "run_set",
+           "trace_columns"]
+
+#: Keys of a held-out table and their defaults: the keyword arguments of
+#: :func:`oltr.envs.letor.load_letor` (``path`` is required), the NDCG cutoff
+#: ``k`` and the value ``no_relevant`` of a query without a relevant document.
+HELDOUT_DEFAULTS: dict[str, Any] = {
+    "path": None,
+    "group_file": None,
+    "n_features": None,
+    "normalize": False,
+    "drop_no_relevant": False,
+    "k": 10,
+    "no_relevant": 1.0,
+}
 
 
 def _int(value: Any, name: str, low: int) -> int:
@@ -52,6 +80,52 @@ def _int(value: Any, name: str, low: int) -> int:
     if value < low:
         raise ValueError(f"{name} must be >= {low}, got {value}")
     return int(value)
+
+
+def check_heldout(heldout: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Validate a held-out table; return it with every default filled in (None stays None).
+
+    Filling the defaults makes equal settings equal specs (and equal run-set
+    ids), however they were written. Files are not opened here.
+
+    >>> check_heldout({"path": "test.txt", "k": 5})["no_relevant"]
+    1.0
+    >>> check_heldout({"path": "test.txt", "K": 5})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: heldout: unknown key 'K'; valid: path, group_file, n_features, ...
+    """
+    if heldout is None:
+        return None
+    if not isinstance(heldout, Mapping):
+        raise TypeError(f"heldout must be a dict or None, got {type(heldout).__name__}")
+    unknown = [key for key in heldout if key not in HELDOUT_DEFAULTS]
+    if unknown:
+        raise ValueError(f"heldout: unknown key {unknown[0]!r}; valid: "
+                         f"{', '.join(HELDOUT_DEFAULTS)}")
+    out = {**HELDOUT_DEFAULTS, **heldout}
+    for key in ("path", "group_file"):
+        value = out[key]
+        if (value is not None or key == "path") and (not isinstance(value, str) or not value):
+            raise TypeError(f"heldout.{key} must be a file path (a non-empty str), got {value!r}")
+    for key in ("normalize", "drop_no_relevant"):
+        if not isinstance(out[key], bool):
+            raise TypeError(f"heldout.{key} must be a bool, got {out[key]!r}")
+    if out["n_features"] is not None:
+        out["n_features"] = int(check_scalar(out["n_features"], "heldout.n_features", low=1,
+                                             integer=True))
+    out["k"] = int(check_scalar(out["k"], "heldout.k", low=1, integer=True))
+    out["no_relevant"] = float(check_scalar(out["no_relevant"], "heldout.no_relevant"))
+    return out
+
+
+def heldout_column(k: int) -> str:
+    """Name of the held-out trace column: ``heldout:ndcg@k``.
+
+    >>> heldout_column(10)
+    'heldout:ndcg@10'
+    """
+    return f"heldout:ndcg@{k}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +150,12 @@ class RunSetSpec:
         Measure strings, e.g. ``("ndcg@10", "sumloss")``.
     checkpoints
         Rounds to record (1-based, strictly increasing, last = horizon).
+    heldout
+        Optional held-out evaluation (:data:`HELDOUT_DEFAULTS`): a test file
+        ``path`` read with :func:`oltr.envs.letor.load_letor` (``group_file``,
+        ``n_features``, ``normalize``, ``drop_no_relevant`` as there), the cutoff
+        ``k`` (default 10) and ``no_relevant`` (default 1.0). Stored with every
+        default filled in. None (the default): no held-out column.
     """
 
     env: str
@@ -89,6 +169,7 @@ class RunSetSpec:
     horizon: int
     measures: tuple[str, ...]
     checkpoints: tuple[int, ...]
+    heldout: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         for name in ("env", "feedback", "learner"):
@@ -116,14 +197,60 @@ class RunSetSpec:
         object.__setattr__(self, "reps", reps)
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "checkpoints", cps)
+        object.__setattr__(self, "heldout", check_heldout(self.heldout))
 
 
-def trace_columns(measures: tuple[str, ...] | list[str]) -> list[str]:
-    """The columns of a trace: ``rep``, ``t``, then per measure M: M, M:cum, M:avg, M:regret."""
+def trace_columns(measures: tuple[str, ...] | list[str], *,
+                  heldout_k: int | None = None) -> list[str]:
+    """The columns of a trace: ``rep``, ``t``, then per measure M: M, M:cum, M:avg, M:regret.
+
+    With ``heldout_k``, a last column :func:`heldout_column` ``(heldout_k)``.
+    """
     cols = ["rep", "t"]
     for m in measures:
         cols += [m, f"{m}:cum", f"{m}:avg", f"{m}:regret"]
+    if heldout_k is not None:
+        cols.append(heldout_column(heldout_k))
     return cols
+
+
+def _load_heldout(spec: RunSetSpec, env: Any) -> HeldoutSet | None:
+    """The held-out evaluator of ``spec`` (None without one); checked against the stream."""
+    if spec.heldout is None:
+        return None
+    if env.context_kind != "features":
+        raise ValueError(f"heldout: evaluating weights needs feature lists, but environment "
+                         f"{spec.env!r} produces {env.context_kind!r} contexts")
+    opts = spec.heldout
+    path = opts["path"]
+    for key in ("path", "group_file"):
+        if opts[key] is not None and not Path(opts[key]).is_file():
+            raise ValueError(f"heldout.{key}: no such file: {opts[key]}")
+    dataset = load_letor(path, group_file=opts["group_file"], n_features=opts["n_features"],
+                         normalize=opts["normalize"], drop_no_relevant=opts["drop_no_relevant"])
+    evaluator = HeldoutSet(dataset, k=opts["k"], no_relevant=opts["no_relevant"])
+    # A stream that exposes its data set is checked now; any other at its first context.
+    data = getattr(env, "data", None)
+    if callable(data):
+        _check_heldout_width(evaluator, int(data().n_features), path)
+    return evaluator
+
+
+def _check_heldout_width(evaluator: HeldoutSet, n_features: int, path: str) -> None:
+    d = evaluator.dataset.n_features
+    if d != n_features:
+        raise ValueError(f"heldout.path: the held-out data {path} has {d} features but the "
+                         f"stream has {n_features}; they must match (a file that leaves out "
+                         f"trailing features can be widened with heldout.n_features)")
+
+
+def _heldout_weights(learner: Any, n_runs: int) -> Any:
+    """The learner's current weights, checked to have one row per run."""
+    weights = learner.weights_
+    if weights.shape[0] != n_runs:
+        raise ValueError(f"{type(learner).__name__}.weights_ has {weights.shape[0]} rows, "
+                         f"expected one per run ({n_runs})")
+    return weights
 
 
 def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
@@ -149,13 +276,18 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
     rounds 1..t), ``M:avg`` (``M:cum / t``) and ``M:regret`` (cumulative regret
     against the best fixed action in hindsight over rounds 1..t, comparator
     minus learner for gains and learner minus comparator for losses; NaN when
-    the environment has no comparator). Rows are sorted by rep, then t.
+    the environment has no comparator). Rows are sorted by rep, then t. With
+    ``spec.heldout``, a last column ``heldout:ndcg@k``: the mean NDCG@k over the
+    held-out queries of the learner's weights after round t (NaN for a learner
+    without ``weights_``).
 
     Raises
     ------
     ValueError, TypeError
         Before any round, for unknown names, bad parameters, a learner needing
-        more feedback than the model gives, or a horizon beyond the data.
+        more feedback than the model gives, a horizon beyond the data, or a
+        held-out file that is missing, malformed or of another width than the
+        stream.
 
     Examples
     --------
@@ -187,6 +319,10 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
     required = learner.requires
     n_lists = required.n_lists
     feedback_rngs = RunGenerators.from_keys(spec.seed, "feedback", reps=reps)
+    evaluator = _load_heldout(spec, env)
+    # Decided once: a learner class either exposes weights or it does not (its
+    # weights_ may only exist from the first rank() on).
+    has_weights = evaluator is not None and hasattr(type(learner), "weights_")
     env.reset(rng=child_rng(spec.seed, "env", spec.env))
 
     # -- the rounds -----------------------------------------------------------------
@@ -194,10 +330,14 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
     cum = np.zeros((n_meas, n_runs))
     rec_value = np.empty((n_meas, n_cp, n_runs))
     rec_cum = np.empty((n_meas, n_cp, n_runs))
+    rec_heldout = np.full((n_cp, n_runs), np.nan)
     every = max(1, horizon // 100)
     reported, ci, next_cp = 0, 0, int(checkpoints[0])
     for t in range(1, horizon + 1):
         context = env.observe(t)
+        if t == 1 and evaluator is not None and context.features is not None:
+            _check_heldout_width(evaluator, int(context.features.shape[1]),
+                                 str(evaluator.dataset.source or "(data set)"))
         orders = learner.rank(context)
         if validate:
             orders = check_orders(orders, context.n_items, n_runs, n_lists)
@@ -210,6 +350,9 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
             for j, name in enumerate(names):
                 rec_value[j, ci] = values[name]
             rec_cum[:, ci] = cum
+            if has_weights:
+                assert evaluator is not None
+                rec_heldout[ci] = evaluator.evaluate(_heldout_weights(learner, n_runs))
             ci += 1
             next_cp = int(checkpoints[ci]) if ci < n_cp else -1
         if progress is not None and t % every == 0:
@@ -236,4 +379,7 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
         columns[f"{name}:cum"] = rec_cum[j].T.reshape(-1)
         columns[f"{name}:avg"] = (rec_cum[j] / checkpoints[:, None]).T.reshape(-1)
         columns[f"{name}:regret"] = regret.T.reshape(-1)
-    return pd.DataFrame(columns, columns=trace_columns(names))
+    heldout_k = None if evaluator is None else evaluator.k
+    if heldout_k is not None:
+        columns[heldout_column(heldout_k)] = rec_heldout.T.reshape(-1)
+    return pd.DataFrame(columns, columns=trace_columns(names, heldout_k=heldout_k))

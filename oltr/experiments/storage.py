@@ -60,8 +60,14 @@ def run_set_id(spec: Any) -> str:
     The hash covers every field of the dataclass (environment, feedback, learner
     and their parameters, repetitions, root seed, horizon, measures, checkpoints)
     in canonical JSON, so equal specs share an id in every process and run.
+    Optional fields (default None) are left out while they are None, so adding
+    such a field (e.g. ``heldout``) keeps the ids of the specs that do not use it.
     """
-    payload = {"format": FORMAT_VERSION, "spec": _jsonable(dataclasses.asdict(spec))}
+    fields = dataclasses.asdict(spec)
+    for f in dataclasses.fields(spec):
+        if f.default is None and fields[f.name] is None:
+            del fields[f.name]
+    payload = {"format": FORMAT_VERSION, "spec": _jsonable(fields)}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
