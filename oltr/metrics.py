@@ -501,6 +501,12 @@ class Measure:
             raise ValueError(f"measure {self.name!r} takes no cutoff k, got k={self.k}")
         _check_k(self.k)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The read-only kwargs view cannot be pickled; rebuild from a plain dict
+        # (worker processes receive measures this way).
+        return (Measure, (self.name, self.kind, self.fn, self.k, self.takes_k, self.needs_k,
+                          dict(self.kwargs)))
+
     @property
     def label(self) -> str:
         """The string that :func:`get_measure` parses back, e.g. ``"ndcg@10"``."""

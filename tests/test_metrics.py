@@ -485,3 +485,14 @@ def test_error_names_the_bad_position():
     rel = np.array([[0, 1, 2], [1, -3, 0]])
     with pytest.raises(ValueError, match=re.escape("(1, 1)")):
         ndcg(rel, OK_O)
+
+
+def test_measures_survive_pickling_for_worker_processes():
+    import pickle
+
+    for label in ("ndcg@3", "precision@2", "err", "auc"):
+        m = get_measure(label)
+        back = pickle.loads(pickle.dumps(m))
+        assert back == m and back.label == label and dict(back.kwargs) == dict(m.kwargs)
+        rel, order = np.array([2, 0, 1, 3]), np.array([3, 0, 2, 1])
+        assert back(rel, order) == m(rel, order)
