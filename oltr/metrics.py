@@ -527,6 +527,20 @@ class Measure:
         return self.fn(relevance, order, **args)
 
 
+def _position_loss(relevance: ArrayLike, order: ArrayLike, **kw: Any) -> Value:
+    # Ailon's ℓ_z lives with the choice adversaries it scores; imported here on
+    # use because that module itself builds on this one.
+    from oltr.envs.choice import position_loss
+
+    return position_loss(relevance, order, **kw)
+
+
+def _spearman_rho(relevance: ArrayLike, order: ArrayLike, **kw: Any) -> Value:
+    from oltr.envs.choice import spearman_rho
+
+    return spearman_rho(relevance, order, **kw)
+
+
 MEASURES: dict[str, Measure] = {
     "dcg": Measure("dcg", "gain", dcg, takes_k=True),
     "ndcg": Measure("ndcg", "gain", ndcg, takes_k=True),
@@ -536,6 +550,9 @@ MEASURES: dict[str, Measure] = {
     "sumloss": Measure("sumloss", "loss", sum_loss),
     "pairwise": Measure("pairwise", "loss", pairwise_loss),
     "err": Measure("err", "gain", err, takes_k=True),
+    # Ailon 2014: position-weighted loss ℓ_z (eq. 2.1, §8) and Spearman's ρ (§5).
+    "position": Measure("position", "loss", _position_loss, takes_k=True),
+    "spearman": Measure("spearman", "gain", _spearman_rho),
 }
 _ALIASES = {"map": "ap", "p": "precision", "prec": "precision", "pairwiseloss": "pairwise"}
 _GRAMMAR = re.compile(r"^\s*([a-z_]+)\s*(?:@\s*(\d+))?\s*$")

@@ -386,7 +386,8 @@ def test_no_relevant_conventions():
 
 def test_registry_kinds_and_grammar():
     kinds = {"dcg": "gain", "ndcg": "gain", "precision": "gain", "ap": "gain", "err": "gain",
-             "auc": "loss", "sumloss": "loss", "pairwise": "loss"}
+             "auc": "loss", "sumloss": "loss", "pairwise": "loss",
+             "position": "loss", "spearman": "gain"}
     assert {n: m.kind for n, m in MEASURES.items()} == kinds
     m = get_measure("ndcg@10")
     assert (m.name, m.k, m.kind, m.label, m.sign) == ("ndcg", 10, "gain", "ndcg@10", 1.0)
@@ -496,3 +497,12 @@ def test_measures_survive_pickling_for_worker_processes():
         assert back == m and back.label == label and dict(back.kwargs) == dict(m.kwargs)
         rel, order = np.array([2, 0, 1, 3]), np.array([3, 0, 2, 1])
         assert back(rel, order) == m(rel, order)
+
+
+def test_ailon_measures_by_hand():
+    # ℓ_linear: positions from 0, the chosen items at positions 1 and 2 -> 1 + 2.
+    assert get_measure("position")([0, 1, 1], [0, 1, 2]) == 3.0
+    # Spearman's ρ = Σ π(u) σ(u) with σ(u) = m − r(u): identity vs identity = 1 + 4 + 9.
+    assert get_measure("spearman")([2, 1, 0], [0, 1, 2]) == 14.0
+    assert get_measure("spearman")([2, 1, 0], [2, 1, 0]) == 10.0
+    assert get_measure("spearman").kind == "gain" and get_measure("position@2").k == 2

@@ -129,7 +129,7 @@ def brute_force(relevance: np.ndarray, measure: str, checkpoints: list[int]) -> 
 
 
 MEASURES = ["dcg", "dcg@2", "precision@2", "sumloss", "pairwise", "ndcg", "ndcg@2", "ap",
-            "auc", "err"]
+            "auc", "err", "position", "position@2", "spearman"]
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # no fallback from the separable path

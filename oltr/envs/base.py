@@ -68,7 +68,7 @@ MAX_ENUMERATION_ITEMS = 8
 #: Largest (distinct relevance vectors) × m! table the enumeration builds.
 MAX_ENUMERATION_CELLS = 20_000_000
 #: Measures of the form Σ_i w(σ(i)) g(r_i) + h(r) (PairwiseLoss only for binary relevance).
-SEPARABLE_MEASURES = frozenset({"dcg", "precision", "sumloss"})
+SEPARABLE_MEASURES = frozenset({"dcg", "precision", "sumloss", "position", "spearman"})
 _CHUNK_CELLS = 1 << 22
 
 
