@@ -20,7 +20,8 @@ def main(names: list[str]) -> None:
         wanted = {f"bench_{n.removeprefix('bench_').removesuffix('.py')}.py" for n in names}
         unknown = wanted - {s.name for s in scripts}
         if unknown:
-            raise SystemExit(f"unknown benchmark(s): {sorted(unknown)}; have {[s.name for s in scripts]}")
+            have = [s.name for s in scripts]
+            raise SystemExit(f"unknown benchmark(s): {sorted(unknown)}; have {have}")
         scripts = [s for s in scripts if s.name in wanted]
     for script in scripts:
         print(f"\n=== {script.name}", flush=True)

@@ -9,7 +9,9 @@ import typer
 
 
 def demo(
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic data and the random ranker.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the synthetic data and the random ranker.")
+    ] = 0,
     out: Annotated[Path, typer.Option("--out", "-o", help="Results folder.")] = Path(
         "results/demo"
     ),
