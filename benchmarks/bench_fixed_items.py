@@ -74,7 +74,7 @@ class LoopRTop1F:
 
     def update(self, label: int) -> None:
         if self.j is not None:
-            self.est[self.j] = 2.0 ** label - 1.0
+            self.est[self.j] = 2.0**label - 1.0
         if self.last:
             self.s += self.est
             self.est[:] = 0.0
@@ -107,8 +107,10 @@ def best(fn: object, *args: object, repeats: int = 3) -> float:
 
 
 def main() -> None:
-    header = (f"{'m':>5} {'B':>4} | {'batched r*B/s':>14} {'loop r*B/s':>12} {'ratio':>7} "
-              f"| {'us/round':>9} {'sort us/round':>14}")
+    header = (
+        f"{'m':>5} {'B':>4} | {'batched r*B/s':>14} {'loop r*B/s':>12} {'ratio':>7} "
+        f"| {'us/round':>9} {'sort us/round':>14}"
+    )
     print(header)
     print("-" * len(header))
     for m, b in CASES:
@@ -118,8 +120,11 @@ def main() -> None:
         per_round = b / fast * 1e6
         sort_s = min(sort_only(m, b, 200) for _ in range(3))
         sort = f"{sort_s * 1e6:>14.1f}" if m >= 1000 else f"{'':>14}"
-        print(f"{m:>5} {b:>4} | {fast:>14,.0f} {slow:>12,.0f} {fast / slow:>6.1f}x "
-              f"| {per_round:>9.1f} {sort}", flush=True)
+        print(
+            f"{m:>5} {b:>4} | {fast:>14,.0f} {slow:>12,.0f} {fast / slow:>6.1f}x "
+            f"| {per_round:>9.1f} {sort}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -90,8 +90,9 @@ def time_baseline(sort: str, n: int, n_runs: int) -> float:
 
 def per_round_scaling() -> None:
     print("1. per-round cost of OnlineRank, B = 1 (rank + update)\n")
-    header = f"{'n':>7} | " + " | ".join(f"{s + ' us/round':>24} {'ns/(n ln n)':>12}"
-                                          for s in SORTS)
+    header = f"{'n':>7} | " + " | ".join(
+        f"{s + ' us/round':>24} {'ns/(n ln n)':>12}" for s in SORTS
+    )
     print(header)
     print("-" * len(header))
     times = {s: [] for s in SORTS}
@@ -110,14 +111,15 @@ def per_round_scaling() -> None:
         for sort in SORTS:
             fit = stats.linregress(np.log(ns[keep]), np.log(np.asarray(times[sort])[keep]))
             fits.append(f"{sort} {fit.slope:.3f} ± {fit.stderr:.3f}")
-        print(f"fitted exponent of time/round vs n ({label}): {', '.join(fits)}; "
-              f"n log n on the same grid: {ref:.3f}")
+        print(
+            f"fitted exponent of time/round vs n ({label}): {', '.join(fits)}; "
+            f"n log n on the same grid: {ref:.3f}"
+        )
 
 
 def throughput() -> None:
     print("\n2. rounds × runs per second: batched learner vs a per-run Python loop\n")
-    header = (f"{'m':>6} {'B':>4} | {'sort':<14} {'batched':>12} {'loop':>12} "
-              f"{'batched/loop':>13}")
+    header = f"{'m':>6} {'B':>4} | {'sort':<14} {'batched':>12} {'loop':>12} {'batched/loop':>13}"
     print(header)
     print("-" * len(header))
     for n in (10, 1_000):
@@ -125,8 +127,11 @@ def throughput() -> None:
             for sort in SORTS:
                 fast = n_runs / time_learner(sort, n, n_runs)
                 slow = n_runs / time_baseline(sort, n, n_runs)
-                print(f"{n:>6} {n_runs:>4} | {sort:<14} {fast:>12,.0f} {slow:>12,.0f} "
-                      f"{fast / slow:>12.2f}x", flush=True)
+                print(
+                    f"{n:>6} {n_runs:>4} | {sort:<14} {fast:>12,.0f} {slow:>12,.0f} "
+                    f"{fast / slow:>12.2f}x",
+                    flush=True,
+                )
 
 
 def main() -> None:

@@ -109,8 +109,9 @@ def loop_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
                     a, c = order[0], order[1]
                     own_pair = {a, c} == {own[0], own[1]}
                     p = (1 - GAMMA) * own_pair + pair_floor
-                    sign = float((r[a] > r[c]) and (1 + s[c] > s[a])) - \
-                        float((r[c] > r[a]) and (1 + s[a] > s[c]))
+                    sign = float((r[a] > r[c]) and (1 + s[c] > s[a])) - float(
+                        (r[c] > r[a]) and (1 + s[a] > s[c])
+                    )
                     z[c] += sign / p
                     z[a] -= sign / p
                 w[b] -= ETA * (z @ x)
@@ -134,19 +135,26 @@ def matmul_flops() -> float:
 def main() -> None:
     with threadpool_limits(limits=1):
         flops = matmul_flops()
-        print(f"one core, BLAS 1 thread: dgemm {flops / 1e9:.1f} GFLOP/s; "
-              "rates in run-rounds per second (rounds x runs / s)")
-        print(f"{'surrogate':9} {'(m, d)':>10} {'B':>3} {'batched':>10} {'loop':>10} "
-              f"{'ceiling':>10} {'vs loop':>8} {'of ceil':>8}")
+        print(
+            f"one core, BLAS 1 thread: dgemm {flops / 1e9:.1f} GFLOP/s; "
+            "rates in run-rounds per second (rounds x runs / s)"
+        )
+        print(
+            f"{'surrogate':9} {'(m, d)':>10} {'B':>3} {'batched':>10} {'loop':>10} "
+            f"{'ceiling':>10} {'vs loop':>8} {'of ceil':>8}"
+        )
         for surrogate in SURROGATES:
             for m, d in SHAPES:
                 ceiling = flops / (4 * m * d)
                 for n_runs in RUNS:
                     fast = rate(batched_step(surrogate, n_runs, m, d), n_runs)
                     slow = rate(loop_step(surrogate, n_runs, m, d), n_runs)
-                    print(f"{surrogate:9} {f'({m}, {d})':>10} {n_runs:>3} {fast:>10.0f} "
-                          f"{slow:>10.0f} {ceiling:>10.0f} {fast / slow:>7.1f}x "
-                          f"{fast / ceiling:>7.0%}", flush=True)
+                    print(
+                        f"{surrogate:9} {f'({m}, {d})':>10} {n_runs:>3} {fast:>10.0f} "
+                        f"{slow:>10.0f} {ceiling:>10.0f} {fast / slow:>7.1f}x "
+                        f"{fast / ceiling:>7.0%}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

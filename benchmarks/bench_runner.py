@@ -27,9 +27,17 @@ REPEATS = 3
 
 def spec(n_runs: int) -> RunSetSpec:
     return RunSetSpec(
-        env="fixed-items-v1", env_params={"n_items": N_ITEMS}, feedback="top-k",
-        feedback_params={"k": 1}, learner="noop", learner_params={}, reps=tuple(range(n_runs)),
-        seed=0, horizon=HORIZON, measures=("dcg",), checkpoints=log_checkpoints(HORIZON, 50),
+        env="fixed-items-v1",
+        env_params={"n_items": N_ITEMS},
+        feedback="top-k",
+        feedback_params={"k": 1},
+        learner="noop",
+        learner_params={},
+        reps=tuple(range(n_runs)),
+        seed=0,
+        horizon=HORIZON,
+        measures=("dcg",),
+        checkpoints=log_checkpoints(HORIZON, 50),
     )
 
 
@@ -56,10 +64,14 @@ def measure_alone(n_runs: int) -> float:
 
 def main() -> None:
     run_set(spec(1))  # warm up imports and caches
-    print(f"noop learner, fixed-items-v1 (m={N_ITEMS}), top-1 feedback, dcg, T={HORIZON}; "
-          f"best of {REPEATS}")
-    header = (f"{'B':>5} {'validate':>9} {'µs/round':>10} {'µs/round/run':>13} "
-              f"{'measure alone µs/round':>23} {'protocol µs/round':>18}")
+    print(
+        f"noop learner, fixed-items-v1 (m={N_ITEMS}), top-1 feedback, dcg, T={HORIZON}; "
+        f"best of {REPEATS}"
+    )
+    header = (
+        f"{'B':>5} {'validate':>9} {'µs/round':>10} {'µs/round/run':>13} "
+        f"{'measure alone µs/round':>23} {'protocol µs/round':>18}"
+    )
     print(header)
     print("-" * len(header))
     for n_runs in (1, 100):
@@ -67,8 +79,10 @@ def main() -> None:
         for validate in (True, False):
             total = best_of(lambda b=n_runs, v=validate: run_set(spec(b), validate=v))
             per_round = total / HORIZON * 1e6
-            print(f"{n_runs:>5} {str(validate):>9} {per_round:>10.1f} {per_round / n_runs:>13.2f} "
-                  f"{alone:>23.1f} {per_round - alone:>18.1f}")
+            print(
+                f"{n_runs:>5} {str(validate):>9} {per_round:>10.1f} {per_round / n_runs:>13.2f} "
+                f"{alone:>23.1f} {per_round - alone:>18.1f}"
+            )
 
 
 if __name__ == "__main__":

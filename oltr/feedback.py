@@ -112,8 +112,9 @@ class FeedbackRequirement:
 
     def __post_init__(self) -> None:
         if self.kind not in FEEDBACK_KINDS:
-            raise ValueError(f"feedback kind must be one of {', '.join(FEEDBACK_KINDS)}; "
-                             f"got {self.kind!r}")
+            raise ValueError(
+                f"feedback kind must be one of {', '.join(FEEDBACK_KINDS)}; got {self.kind!r}"
+            )
         if self.kind == "topk":
             if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer):
                 raise TypeError(f"k must be an int >= 1 for kind='topk', got {self.k!r}")
@@ -177,8 +178,10 @@ class Feedback:
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         for name in self._arrays():
             if getattr(self, name).shape[:1] != self.orders.shape[:1]:
-                raise ValueError(f"{name} must have {self.n_runs} rows (one per run), "
-                                 f"got shape {getattr(self, name).shape}")
+                raise ValueError(
+                    f"{name} must have {self.n_runs} rows (one per run), "
+                    f"got shape {getattr(self, name).shape}"
+                )
 
     @classmethod
     def _arrays(cls) -> tuple[str, ...]:
@@ -383,8 +386,9 @@ class FeedbackModel(Configurable, ABC):
         return FeedbackRequirement(self.kind)  # type: ignore[arg-type]
 
     @abstractmethod
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> Feedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> Feedback:
         """Feedback for ``orders`` (B, m) — (B, 2, m) for duels — given ``relevance`` (m,)."""
 
     @classmethod
@@ -394,8 +398,9 @@ class FeedbackModel(Configurable, ABC):
 
     def _rngs(self, rngs: RunGenerators | None, n_runs: int) -> RunGenerators:
         if rngs is None:
-            raise ValueError(f"{type(self).__name__} is stochastic: pass rngs "
-                             "(one generator per run)")
+            raise ValueError(
+                f"{type(self).__name__} is stochastic: pass rngs (one generator per run)"
+            )
         if len(rngs) != n_runs:
             raise ValueError(f"got {len(rngs)} generators for {n_runs} runs")
         return rngs
@@ -423,8 +428,9 @@ class FullFeedbackModel(FeedbackModel):
     def __init__(self) -> None:
         pass
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> FullFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> FullFeedback:
         """Every run sees the whole relevance vector (a copy per run)."""
         orders, rel = self._batch(orders, relevance)
         return FullFeedback(orders, np.repeat(rel[None, :], orders.shape[0], axis=0))
@@ -468,8 +474,9 @@ class TopKFeedbackModel(FeedbackModel):
         yield {"k": 1}
         yield {"k": 2}
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> TopKFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> TopKFeedback:
         """Grades of ``orders[:, :k]`` (fancy indexing copies them)."""
         orders, rel = self._batch(orders, relevance)
         return TopKFeedback(orders, rel[orders[:, : self.k]])
@@ -506,8 +513,9 @@ class ChoiceFeedbackModel(FeedbackModel):
             raise ValueError(f"threshold must be finite and > 0, got {threshold}")
         self.threshold = threshold
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> ChoiceFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> ChoiceFeedback:
         """The chosen set, item-indexed, one copy per run."""
         orders, rel = self._batch(orders, relevance)
         chosen = rel >= self.threshold
@@ -566,8 +574,9 @@ class BanditFeedbackModel(_MeasureModel):
         yield {"measure": "sumloss"}
         yield {"measure": "ndcg@3"}
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> BanditFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> BanditFeedback:
         """The loss of each run's order."""
         orders, rel = self._batch(orders, relevance)
         value = np.asarray(self._measure(rel, orders), dtype=np.float64)
@@ -609,8 +618,9 @@ class DuelFeedbackModel(_MeasureModel):
     kind: ClassVar[str] = "duel"
     stochastic: ClassVar[bool] = True
 
-    def __init__(self, *, measure: str = "ndcg@10", scale: float = 10.0,
-                 link: str = "logistic") -> None:
+    def __init__(
+        self, *, measure: str = "ndcg@10", scale: float = 10.0, link: str = "logistic"
+    ) -> None:
         self._measure = _resolve_measure(measure)
         if isinstance(scale, bool) or not isinstance(scale, int | float | np.number):
             raise TypeError(f"scale must be a number > 0, got {scale!r}")
@@ -627,8 +637,9 @@ class DuelFeedbackModel(_MeasureModel):
         yield {"measure": "ndcg@3"}
         yield {"measure": "dcg", "link": "sign"}
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> DuelFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> DuelFeedback:
         """Outcome of each run's duel between ``orders[:, 0]`` and ``orders[:, 1]``."""
         orders, rel = self._batch(orders, relevance)
         value = np.asarray(self._measure(rel, orders), dtype=np.float64)  # (B, 2)

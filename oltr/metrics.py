@@ -119,20 +119,24 @@ def _check_values(rel: NDArray[Any], order: NDArray[Any], mask: NDArray[np.bool_
     for bad in (~np.isfinite(rel) & mask, (rel < 0) & mask):
         if bad.any():
             at = _first(bad)
-            raise ValueError(f"relevance must be finite and >= 0 at real items, got "
-                             f"{np.broadcast_to(rel, bad.shape)[at]} at {at}")
+            raise ValueError(
+                f"relevance must be finite and >= 0 at real items, got "
+                f"{np.broadcast_to(rel, bad.shape)[at]} at {at}"
+            )
     m = order.shape[-1]
     if order.min() < 0 or order.max() >= m:
-        raise ValueError(f"order entries must lie in [0, {m - 1}], got {order.min()}..."
-                         f"{order.max()}")
+        raise ValueError(
+            f"order entries must lie in [0, {m - 1}], got {order.min()}...{order.max()}"
+        )
     bad = (np.sort(order, axis=-1) != np.arange(m)).any(axis=-1)
     if bad.any():
         where = f" (leading index {_first(bad)})" if bad.ndim else ""
         raise ValueError(f"order must be a permutation of 0..{m - 1} along the last axis{where}")
 
 
-def _prepare(relevance: ArrayLike, order: ArrayLike, mask: ArrayLike | None,
-             validate: bool) -> _Lists:
+def _prepare(
+    relevance: ArrayLike, order: ArrayLike, mask: ArrayLike | None, validate: bool
+) -> _Lists:
     rel, ordr = np.asarray(relevance), np.asarray(order)
     msk = None if mask is None else np.asarray(mask)
     if validate:
@@ -145,7 +149,8 @@ def _prepare(relevance: ArrayLike, order: ArrayLike, mask: ArrayLike | None,
     except ValueError:
         raise ValueError(
             f"leading axes do not broadcast: relevance {rel.shape}, order {ordr.shape}, "
-            f"mask {msk.shape}") from None
+            f"mask {msk.shape}"
+        ) from None
     mask0 = np.broadcast_to(msk, lead0 + (m,))
     if validate:
         _check_values(rel, ordr, mask0)
@@ -190,16 +195,27 @@ def _done(values: Array) -> Value:
 # measures
 
 
-def _dcg_sorted(gains: Array, take: NDArray[np.bool_], pos: NDArray[np.int64],
-                discount: Callable[[Array], Array]) -> Array:
+def _dcg_sorted(
+    gains: Array,
+    take: NDArray[np.bool_],
+    pos: NDArray[np.int64],
+    discount: Callable[[Array], Array],
+) -> Array:
     d = discount(np.maximum(pos, 1).astype(np.float64))  # max(.,1): padded slots before item 1
     out: Array = np.sum(np.where(take, gains * d, 0.0), axis=-1)
     return out
 
 
-def dcg(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
-        mask: ArrayLike | None = None, gain: Callable[[Array], Array] = exp2_gain,
-        discount: Callable[[Array], Array] = log2_discount, validate: bool = True) -> Value:
+def dcg(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int | None = None,
+    mask: ArrayLike | None = None,
+    gain: Callable[[Array], Array] = exp2_gain,
+    discount: Callable[[Array], Array] = log2_discount,
+    validate: bool = True,
+) -> Value:
     """Discounted cumulative gain at cutoff ``k`` (a gain).
 
     ``DCG@k(σ, R) = Σ_{i=1}^{k} G(R_{σ⁻¹(i)}) D(i)`` with ``G(r) = 2^r − 1`` and
@@ -230,10 +246,17 @@ def dcg(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
     return _done(_dcg_sorted(gain(lists.rel), _top(lists, k), lists.pos, discount))
 
 
-def ndcg(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
-         mask: ArrayLike | None = None, no_relevant: float = 1.0,
-         gain: Callable[[Array], Array] = exp2_gain,
-         discount: Callable[[Array], Array] = log2_discount, validate: bool = True) -> Value:
+def ndcg(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int | None = None,
+    mask: ArrayLike | None = None,
+    no_relevant: float = 1.0,
+    gain: Callable[[Array], Array] = exp2_gain,
+    discount: Callable[[Array], Array] = log2_discount,
+    validate: bool = True,
+) -> Value:
     """Normalised DCG at cutoff ``k`` (a gain in [0, 1]).
 
     ``NDCG@k(σ, R) = DCG@k(σ, R) / Z_k(R)`` with ``Z_k(R) = max_π DCG@k(π, R)``,
@@ -266,8 +289,15 @@ def ndcg(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
     return _done(_ratio(num, z, no_relevant))
 
 
-def precision(relevance: ArrayLike, order: ArrayLike, *, k: int, mask: ArrayLike | None = None,
-              normalize: bool = True, validate: bool = True) -> Value:
+def precision(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int,
+    mask: ArrayLike | None = None,
+    normalize: bool = True,
+    validate: bool = True,
+) -> Value:
     """Precision at cutoff ``k`` (a gain): the share of relevant items in the top ``k``.
 
     ``Prec@k(σ, R) = (1/k) Σ_{i=1}^{m} 1(σ(i) ≤ k) 1(R_i > 0)``. Graded relevance is
@@ -298,8 +328,14 @@ def precision(relevance: ArrayLike, order: ArrayLike, *, k: int, mask: ArrayLike
     return _done(count / k if normalize else count)
 
 
-def average_precision(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None,
-                      no_relevant: float = 1.0, validate: bool = True) -> Value:
+def average_precision(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    mask: ArrayLike | None = None,
+    no_relevant: float = 1.0,
+    validate: bool = True,
+) -> Value:
     """Average precision (a gain in [0, 1]); MAP is its mean over queries.
 
     ``AP(σ, r) = (1/‖r‖₁) Σ_i 1(r(σ⁻¹(i)) = 1) · (Σ_{j≤i} 1(r(σ⁻¹(j)) = 1)) / i``,
@@ -340,18 +376,19 @@ def _misordered(lists: _Lists) -> tuple[Array, Array]:
     out = np.empty((2, lev.shape[0]))
     step = max(1, _PAIR_CHUNK // (m * n_lev))
     for a in range(0, lev.shape[0], step):
-        lv, rl = lev[a:a + step, :, None], real[a:a + step]
+        lv, rl = lev[a : a + step, :, None], real[a : a + step]
         lower = (lv < np.arange(n_lev)) & rl[..., None]  # [p, g]: real item at p has level < g
         above: NDArray[np.int64] = np.cumsum(lower, axis=1) - lower  # real, above p, level < g
         picked: NDArray[np.int64] = np.take_along_axis(above, lv, axis=2)[..., 0]
-        out[0, a:a + step] = np.sum(np.where(rl, picked, 0), axis=-1)
+        out[0, a : a + step] = np.sum(np.where(rl, picked, 0), axis=-1)
         n_lower = np.take_along_axis(lower.sum(axis=1), lv[..., 0], axis=1)  # lower-graded items
-        out[1, a:a + step] = np.sum(np.where(rl, n_lower, 0), axis=-1)
+        out[1, a : a + step] = np.sum(np.where(rl, n_lower, 0), axis=-1)
     return out[0].reshape(lists.lead), out[1].reshape(lists.lead)
 
 
-def pairwise_loss(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None,
-                  validate: bool = True) -> Value:
+def pairwise_loss(
+    relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None, validate: bool = True
+) -> Value:
     """Number of misordered pairs (a loss).
 
     ``PL(σ, R) = Σ_i Σ_j 1(σ(i) < σ(j)) 1(R_i < R_j)``: pairs whose higher-placed item
@@ -374,8 +411,14 @@ def pairwise_loss(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | N
     return _done(_misordered(_prepare(relevance, order, mask, validate))[0])
 
 
-def auc(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None,
-        no_relevant: float = 0.0, validate: bool = True) -> Value:
+def auc(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    mask: ArrayLike | None = None,
+    no_relevant: float = 0.0,
+    validate: bool = True,
+) -> Value:
     """Normalised pairwise misordering, the AUC loss of CT15 §3 (a loss in [0, 1]).
 
     ``AUC(σ, R) = PL(σ, R) / N(R)`` with ``N(R) = Σ_i Σ_j 1(R_i < R_j)``, which for
@@ -402,8 +445,9 @@ def auc(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None
     return _done(_ratio(misordered, pairs, no_relevant))
 
 
-def sum_loss(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None,
-             validate: bool = True) -> Value:
+def sum_loss(
+    relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None = None, validate: bool = True
+) -> Value:
     """SumLoss ``Σ_i σ(i) R_i`` (a loss), σ(i) the 1-based position of item i.
 
     For binary relevance ``SumLoss − PL`` depends on ``r`` only (CT15 eq. 2), so both
@@ -427,9 +471,15 @@ def sum_loss(relevance: ArrayLike, order: ArrayLike, *, mask: ArrayLike | None =
     return _done(np.sum(np.where(lists.real, lists.pos * lists.rel, 0.0), axis=-1))
 
 
-def err(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
-        mask: ArrayLike | None = None, max_grade: float | None = None,
-        validate: bool = True) -> Value:
+def err(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int | None = None,
+    mask: ArrayLike | None = None,
+    max_grade: float | None = None,
+    validate: bool = True,
+) -> Value:
     """Expected reciprocal rank at cutoff ``k`` (a gain in [0, 1]).
 
     Cascade model: the user stops at position i with probability
@@ -459,8 +509,9 @@ def err(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
     if max_grade is None:
         max_grade = top
     elif not np.isfinite(max_grade) or max_grade < top:
-        raise ValueError(f"max_grade must be finite and >= the largest grade {top}, "
-                         f"got {max_grade}")
+        raise ValueError(
+            f"max_grade must be finite and >= the largest grade {top}, got {max_grade}"
+        )
     stop = np.where(_top(lists, k), (np.exp2(lists.rel) - 1.0) / np.exp2(max_grade), 0.0)
     go_on = np.cumprod(1.0 - stop, axis=-1)
     reach = np.concatenate([np.ones_like(go_on[..., :1]), go_on[..., :-1]], axis=-1)
@@ -504,8 +555,10 @@ class Measure:
     def __reduce__(self) -> tuple[Any, ...]:
         # The read-only kwargs view cannot be pickled; rebuild from a plain dict
         # (worker processes receive measures this way).
-        return (Measure, (self.name, self.kind, self.fn, self.k, self.takes_k, self.needs_k,
-                          dict(self.kwargs)))
+        return (
+            Measure,
+            (self.name, self.kind, self.fn, self.k, self.takes_k, self.needs_k, dict(self.kwargs)),
+        )
 
     @property
     def label(self) -> str:
@@ -572,17 +625,21 @@ def get_measure(spec: str | Measure) -> Measure:
     if isinstance(spec, Measure):
         return spec
     if not isinstance(spec, str):
-        raise TypeError(f"a measure is a str like 'ndcg@10' or a Measure, "
-                        f"got {type(spec).__name__}")
+        raise TypeError(
+            f"a measure is a str like 'ndcg@10' or a Measure, got {type(spec).__name__}"
+        )
     match = _GRAMMAR.match(spec.lower())
     valid = ", ".join(sorted(MEASURES))
     if match is None:
-        raise ValueError(f"cannot parse measure {spec!r}: expected 'name' or 'name@k' "
-                         f"with name in {valid}")
+        raise ValueError(
+            f"cannot parse measure {spec!r}: expected 'name' or 'name@k' with name in {valid}"
+        )
     name, k = _ALIASES.get(match[1], match[1]), match[2]
     if name not in MEASURES:
-        raise ValueError(f"unknown measure {match[1]!r} in {spec!r}; valid names: {valid} "
-                         f"(aliases: {', '.join(sorted(_ALIASES))})")
+        raise ValueError(
+            f"unknown measure {match[1]!r} in {spec!r}; valid names: {valid} "
+            f"(aliases: {', '.join(sorted(_ALIASES))})"
+        )
     measure = MEASURES[name]
     if k is None:
         return measure
@@ -591,8 +648,14 @@ def get_measure(spec: str | Measure) -> Measure:
     return replace(measure, k=int(k))
 
 
-def from_scores(measure: str | Measure, relevance: ArrayLike, scores: ArrayLike, *,
-                mask: ArrayLike | None = None, **kw: Any) -> Value:
+def from_scores(
+    measure: str | Measure,
+    relevance: ArrayLike,
+    scores: ArrayLike,
+    *,
+    mask: ArrayLike | None = None,
+    **kw: Any,
+) -> Value:
     """Evaluate ``measure`` on the order of decreasing ``scores``.
 
     Ties are broken by the lower item index first (a stable sort of ``-scores``),

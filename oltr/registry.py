@@ -64,13 +64,17 @@ class _Registry(Mapping[str, type]):
 
     def add(self, name: str, cls: type) -> None:
         if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"{self.what} name must be lowercase letters, digits, '-', '_' or "
-                             f"'.', got {name!r}")
+            raise ValueError(
+                f"{self.what} name must be lowercase letters, digits, '-', '_' or '.', got {name!r}"
+            )
         old = self._table.get(name)
-        if old is not None and (old.__module__, old.__qualname__) != (cls.__module__,
-                                                                      cls.__qualname__):
-            raise ValueError(f"{self.what} name {name!r} is already taken by "
-                             f"{old.__module__}.{old.__qualname__}")
+        if old is not None and (old.__module__, old.__qualname__) != (
+            cls.__module__,
+            cls.__qualname__,
+        ):
+            raise ValueError(
+                f"{self.what} name {name!r} is already taken by {old.__module__}.{old.__qualname__}"
+            )
         self._table[name] = cls
 
     def __getitem__(self, name: str) -> type:
@@ -163,25 +167,35 @@ def register_feedback(name: str) -> Callable[[T], T]:
 # construction
 
 
-def _check_params(what: str, name: str, cls: type, params: Mapping[str, Any] | None,
-                  reserved: tuple[str, ...]) -> dict[str, Any]:
+def _check_params(
+    what: str, name: str, cls: type, params: Mapping[str, Any] | None, reserved: tuple[str, ...]
+) -> dict[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise TypeError(f"parameters of {what} {name!r} must be a mapping, "
-                        f"got {type(params).__name__}")
+        raise TypeError(
+            f"parameters of {what} {name!r} must be a mapping, got {type(params).__name__}"
+        )
     valid = [p for p in inspect.signature(cls).parameters if p not in reserved]
     for key in params:
         if key in reserved:
             raise ValueError(f"{what} {name!r}: {key!r} is set by the runner, not a parameter")
         if key not in valid:
-            raise TypeError(f"{what} {name!r} has no parameter {key!r}; valid parameters: "
-                            f"{', '.join(valid) if valid else '(none)'}")
+            raise TypeError(
+                f"{what} {name!r} has no parameter {key!r}; valid parameters: "
+                f"{', '.join(valid) if valid else '(none)'}"
+            )
     return dict(params)
 
 
-def make_learner(name: str, params: Mapping[str, Any] | None = None, n_runs: int = 1,
-                 rngs: RunRNGLike = None, *, horizon: int | None = None) -> Learner:
+def make_learner(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    n_runs: int = 1,
+    rngs: RunRNGLike = None,
+    *,
+    horizon: int | None = None,
+) -> Learner:
     """Build learner ``name`` with ``params`` for ``n_runs`` runs drawing from ``rngs``.
 
     A learner whose constructor has a ``horizon`` parameter (schedules that
@@ -190,14 +204,18 @@ def make_learner(name: str, params: Mapping[str, Any] | None = None, n_runs: int
     """
     cls = _LEARNERS.lookup(name)
     kwargs = _check_params("learner", name, cls, params, ("n_runs", "rng"))
-    if horizon is not None and "horizon" not in kwargs and \
-            "horizon" in inspect.signature(cls).parameters:
+    if (
+        horizon is not None
+        and "horizon" not in kwargs
+        and "horizon" in inspect.signature(cls).parameters
+    ):
         kwargs["horizon"] = horizon
     return cls(**kwargs, n_runs=n_runs, rng=rngs)  # type: ignore[no-any-return]
 
 
-def make_env(name: str, params: Mapping[str, Any] | None = None, *,
-             feedback: FeedbackModel | None = None) -> Environment:
+def make_env(
+    name: str, params: Mapping[str, Any] | None = None, *, feedback: FeedbackModel | None = None
+) -> Environment:
     """Build environment ``name`` with ``params``, revealing feedback through ``feedback``."""
     cls = _ENVIRONMENTS.lookup(name)
     kwargs = _check_params("environment", name, cls, params, ("feedback",))
@@ -230,8 +248,9 @@ def check_feedback(name: str, params: Mapping[str, Any] | None = None) -> None:
 # compatibility
 
 
-def _requirement(learner: str | Learner, params: Mapping[str, Any] | None
-                 ) -> tuple[str, FeedbackRequirement, str, bool]:
+def _requirement(
+    learner: str | Learner, params: Mapping[str, Any] | None
+) -> tuple[str, FeedbackRequirement, str, bool]:
     from oltr.learners.base import Learner
 
     if isinstance(learner, Learner):
@@ -240,8 +259,9 @@ def _requirement(learner: str | Learner, params: Mapping[str, Any] | None
     return repr(learner), inst.requires, inst.context_kind, params is not None
 
 
-def _provision(feedback: str | FeedbackModel, params: Mapping[str, Any] | None
-               ) -> tuple[str, FeedbackRequirement, bool]:
+def _provision(
+    feedback: str | FeedbackModel, params: Mapping[str, Any] | None
+) -> tuple[str, FeedbackRequirement, bool]:
     from oltr.feedback import FeedbackModel
 
     if isinstance(feedback, FeedbackModel):
@@ -261,11 +281,15 @@ def _suggest(required: FeedbackRequirement) -> str:
     return f"use feedback {required.kind!r}"
 
 
-def check_compatible(learner: str | Learner, feedback: str | FeedbackModel, *,
-                     learner_params: Mapping[str, Any] | None = None,
-                     feedback_params: Mapping[str, Any] | None = None,
-                     env: str | Environment | None = None,
-                     env_params: Mapping[str, Any] | None = None) -> None:
+def check_compatible(
+    learner: str | Learner,
+    feedback: str | FeedbackModel,
+    *,
+    learner_params: Mapping[str, Any] | None = None,
+    feedback_params: Mapping[str, Any] | None = None,
+    env: str | Environment | None = None,
+    env_params: Mapping[str, Any] | None = None,
+) -> None:
     """Refuse a learner that needs more than the feedback model reveals.
 
     ``learner`` and ``feedback`` are names (built with their params, defaults
@@ -292,13 +316,17 @@ def check_compatible(learner: str | Learner, feedback: str | FeedbackModel, *,
     f_label, provided, exact = _provision(feedback, feedback_params)
     if not required.satisfied_by(provided, check_k=exact):
         needs = required.describe() + (" (one list per round)" if required.kind == "none" else "")
-        raise ValueError(f"learner {l_label} requires {needs}, but feedback model {f_label} "
-                         f"reveals {provided.describe()}; {_suggest(required)}")
+        raise ValueError(
+            f"learner {l_label} requires {needs}, but feedback model {f_label} "
+            f"reveals {provided.describe()}; {_suggest(required)}"
+        )
     if env is None:
         return
     from oltr.envs.base import Environment
 
     env_obj = env if isinstance(env, Environment) else make_env(env, env_params)
     if l_context != "any" and l_context != env_obj.context_kind:
-        raise ValueError(f"learner {l_label} ranks contexts of kind {l_context!r}, but environment "
-                         f"{type(env_obj).__name__} produces {env_obj.context_kind!r} contexts")
+        raise ValueError(
+            f"learner {l_label} ranks contexts of kind {l_context!r}, but environment "
+            f"{type(env_obj).__name__} produces {env_obj.context_kind!r} contexts"
+        )

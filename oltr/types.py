@@ -130,8 +130,9 @@ class RunGenerators(Sequence[np.random.Generator]):
             raise ValueError("RunGenerators needs at least one generator (n_runs >= 1)")
         for i, g in enumerate(gens):
             if not isinstance(g, np.random.Generator):
-                raise TypeError(f"generator {i} must be a numpy.random.Generator, "
-                                f"got {type(g).__name__}")
+                raise TypeError(
+                    f"generator {i} must be a numpy.random.Generator, got {type(g).__name__}"
+                )
         self._gens = gens
 
     # -- construction -------------------------------------------------------
@@ -161,13 +162,18 @@ class RunGenerators(Sequence[np.random.Generator]):
         elif rng is None or isinstance(rng, int | np.integer | np.random.SeedSequence):
             ss = rng if isinstance(rng, np.random.SeedSequence) else np.random.SeedSequence(rng)
             gens = tuple(
-                np.random.default_rng(np.random.SeedSequence(
-                    ss.entropy, spawn_key=(*ss.spawn_key, b), pool_size=ss.pool_size))
+                np.random.default_rng(
+                    np.random.SeedSequence(
+                        ss.entropy, spawn_key=(*ss.spawn_key, b), pool_size=ss.pool_size
+                    )
+                )
                 for b in range(n)
             )
         else:
-            raise TypeError("rng must be None, an int, a SeedSequence, a (Bit)Generator or a "
-                            f"sequence of Generators, got {type(rng).__name__}")
+            raise TypeError(
+                "rng must be None, an int, a SeedSequence, a (Bit)Generator or a "
+                f"sequence of Generators, got {type(rng).__name__}"
+            )
         if len(gens) != n:
             raise ValueError(f"got {len(gens)} generators for n_runs={n}; pass one per run")
         return cls(gens)
@@ -283,8 +289,10 @@ class Configurable:
             return
         for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
             if p.kind is not inspect.Parameter.KEYWORD_ONLY:
-                raise TypeError(f"{cls.__name__}.__init__ must take keyword-only parameters "
-                                f"(put them after '*'); {p.name!r} is {p.kind.description}")
+                raise TypeError(
+                    f"{cls.__name__}.__init__ must take keyword-only parameters "
+                    f"(put them after '*'); {p.name!r} is {p.kind.description}"
+                )
 
     @classmethod
     def _param_names(cls) -> tuple[str, ...]:
@@ -303,9 +311,16 @@ class Configurable:
 # parameter validation (OBP ``check_scalar`` style: name, bad value, valid range)
 
 
-def check_scalar(value: Any, name: str, *, low: float | None = None, high: float | None = None,
-                 include_low: bool = True, include_high: bool = True,
-                 integer: bool = False) -> Any:
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    include_low: bool = True,
+    include_high: bool = True,
+    integer: bool = False,
+) -> Any:
     """Check that ``value`` is a finite number in range; return it unchanged.
 
     Raises TypeError for a non-number (or a non-integer when ``integer``) and

@@ -41,8 +41,9 @@ def test_true_vector_has_half_relevant_items() -> None:
 def test_flip_rates_match_gaussian_threshold() -> None:
     # binary rule r = 1(v + σ z >= θ): P(0 -> 1) = Φ(-θ/σ), P(1 -> 0) = Φ(-(1-θ)/σ)
     sigma, theta, n_rounds = 0.4, 0.3, 3000
-    env = CT15SimulationEnv(n_items=6, noise=sigma, threshold=theta,
-                            true_relevance=[1, 1, 1, 0, 0, 0])
+    env = CT15SimulationEnv(
+        n_items=6, noise=sigma, threshold=theta, true_relevance=[1, 1, 1, 0, 0, 0]
+    )
     r = _rounds(env, n_rounds)
     n = 3 * n_rounds
     up, down = int(r[:, 3:].sum()), int((1 - r[:, :3]).sum())
@@ -95,14 +96,17 @@ def test_comparator_is_best_fixed_order_by_enumeration() -> None:
         assert got["sumloss"][i] == pytest.approx(totals_sum.min())
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"n_items": 1}, "n_items must be >= 2"),
-    ({"relevant_fraction": 1.0}, "relevant_fraction must be < 1"),
-    ({"noise": -0.1}, "noise must be >= 0"),
-    ({"threshold": 0.0}, "threshold must be > 0"),
-    ({"n_items": 3, "true_relevance": [0, 1]}, r"shape \(3,\)"),
-    ({"n_items": 3, "true_relevance": [0, 2, 1]}, "item 1 is 2"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_items": 1}, "n_items must be >= 2"),
+        ({"relevant_fraction": 1.0}, "relevant_fraction must be < 1"),
+        ({"noise": -0.1}, "noise must be >= 0"),
+        ({"threshold": 0.0}, "threshold must be > 0"),
+        ({"n_items": 3, "true_relevance": [0, 1]}, r"shape \(3,\)"),
+        ({"n_items": 3, "true_relevance": [0, 2, 1]}, "item 1 is 2"),
+    ],
+)
 def test_invalid_simulation_parameters(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         CT15SimulationEnv(**kwargs)

@@ -15,10 +15,9 @@ ALPHA = 1e-3
 
 
 def _step(variant: str, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    bgd = BanditGradientDescent(variant=variant, dim=3, delta=0.5, gamma=0.2, n_runs=p.size,
-                                rng=1)
+    bgd = BanditGradientDescent(variant=variant, dim=3, delta=0.5, gamma=0.2, n_runs=p.size, rng=1)
     pts = bgd.propose()
-    w, u = pts[:, 0].copy(), (pts[:, 1] - pts[:, 0]) / 0.5   # inside the ball: no projection
+    w, u = pts[:, 0].copy(), (pts[:, 1] - pts[:, 0]) / 0.5  # inside the ball: no projection
     bgd.learn(p)
     return w, u, bgd.weights_
 
@@ -47,8 +46,7 @@ def test_bgd1_and_bgd2_have_the_same_expected_step() -> None:
     env = ValueFunctionDuel("P1", dim=d)
     steps = []
     for variant in ("bgd1", "bgd2"):
-        bgd = BanditGradientDescent(variant=variant, dim=d, delta=1.0, gamma=1e-3, n_runs=n,
-                                    rng=3)
+        bgd = BanditGradientDescent(variant=variant, dim=d, delta=1.0, gamma=1e-3, n_runs=n, rng=3)
         w = bgd.weights_
         p_first, _ = env.assess(bgd.propose())
         bgd.learn(p_first)
@@ -63,30 +61,53 @@ def test_bgd1_and_bgd2_have_the_same_expected_step() -> None:
 @pytest.mark.parametrize("method", ["bgd1", "bgd2"])
 def test_fast_simulation_equals_the_learner_loop(method: str) -> None:
     horizon, reps = 300, (1, 4)
-    fast = simulate_synthetic("P3", method=method, delta_l=[1.0], reps=reps, seed=2,
-                              horizon=horizon, checkpoints=[50, 300], dim=8)
+    fast = simulate_synthetic(
+        "P3",
+        method=method,
+        delta_l=[1.0],
+        reps=reps,
+        seed=2,
+        horizon=horizon,
+        checkpoints=[50, 300],
+        dim=8,
+    )
     delta, gamma = theorem2_schedule(horizon, 8, 10.0, 1.0)
-    bgd = BanditGradientDescent(variant=method, dim=8, delta=delta, gamma=gamma, n_runs=2,
-                                rng=RunGenerators.from_keys(2, "learner", method, reps=reps))
-    slow = run_parameter_duels(ValueFunctionDuel("P3", dim=8), bgd, horizon=horizon,
-                               checkpoints=[50, 300], rngs=RunGenerators.from_rng(0, 2))
+    bgd = BanditGradientDescent(
+        variant=method,
+        dim=8,
+        delta=delta,
+        gamma=gamma,
+        n_runs=2,
+        rng=RunGenerators.from_keys(2, "learner", method, reps=reps),
+    )
+    slow = run_parameter_duels(
+        ValueFunctionDuel("P3", dim=8),
+        bgd,
+        horizon=horizon,
+        checkpoints=[50, 300],
+        rngs=RunGenerators.from_rng(0, 2),
+    )
     np.testing.assert_array_equal(fast[0], slow)
 
 
 @pytest.mark.parametrize("method", ["bgd1", "bgd2"])
 def test_learns_on_p1(method: str) -> None:
-    stay = 2 * (1 / (1 + np.exp(-5.0)) - 0.5)           # regret of never leaving w_1
-    reg = simulate_synthetic("P1", method=method, delta_l=[1.0], reps=range(2), seed=0,
-                             horizon=20_000, dim=10)
+    stay = 2 * (1 / (1 + np.exp(-5.0)) - 0.5)  # regret of never leaving w_1
+    reg = simulate_synthetic(
+        "P1", method=method, delta_l=[1.0], reps=range(2), seed=0, horizon=20_000, dim=10
+    )
     assert (reg[0, :, -1] < 0.6 * stay).all()
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"variant": "bgd3"}, "variant must be one of"),
-    ({"dim": 0}, "dim must be >= 1"),
-    ({"delta": -1.0, "gamma": 0.1}, "delta must be > 0"),
-    ({}, "needs horizon"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"variant": "bgd3"}, "variant must be one of"),
+        ({"dim": 0}, "dim must be >= 1"),
+        ({"delta": -1.0, "gamma": 0.1}, "delta must be > 0"),
+        ({}, "needs horizon"),
+    ],
+)
 def test_invalid_parameters(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         BanditGradientDescent(**kwargs)

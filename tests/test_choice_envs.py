@@ -78,8 +78,10 @@ def test_cyclic_is_a_round_robin() -> None:
     np.testing.assert_array_equal(seq[:3], seq[3:6])
 
 
-@pytest.mark.parametrize("cls,params", [(ChoiceEnv, {"n_items": 5, "kind": "zipf"}),
-                                        (RankAggregationEnv, {"n_items": 5})])
+@pytest.mark.parametrize(
+    "cls,params",
+    [(ChoiceEnv, {"n_items": 5, "kind": "zipf"}), (RankAggregationEnv, {"n_items": 5})],
+)
 def test_oblivious_the_sequence_ignores_the_rankings(cls, params: dict) -> None:
     """Two rollouts showing different rankings see the same hidden sequence."""
     model = ChoiceFeedbackModel() if cls is ChoiceEnv else FullFeedbackModel()
@@ -96,13 +98,16 @@ def test_oblivious_the_sequence_ignores_the_rankings(cls, params: dict) -> None:
     np.testing.assert_array_equal(seen[0], seen[1])
 
 
-@pytest.mark.parametrize(("params", "match"), [
-    ({"n_items": 1}, "n_items"),
-    ({"n_items": 4, "n_chosen": 4}, "n_chosen"),
-    ({"n_items": 4, "n_chosen": 0}, "n_chosen"),
-    ({"n_items": 4, "kind": "adaptive"}, "kind"),
-    ({"n_items": 4, "skew": 0.0}, "skew"),
-])
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_items": 1}, "n_items"),
+        ({"n_items": 4, "n_chosen": 4}, "n_chosen"),
+        ({"n_items": 4, "n_chosen": 0}, "n_chosen"),
+        ({"n_items": 4, "kind": "adaptive"}, "kind"),
+        ({"n_items": 4, "skew": 0.0}, "skew"),
+    ],
+)
 def test_choice_env_rejects_bad_parameters(params: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         ChoiceEnv(**params)
@@ -219,11 +224,14 @@ def test_losses_validate_their_inputs() -> None:
 # the comparator is the best fixed ranking, by enumeration
 
 
-@pytest.mark.parametrize("env,measure", [
-    (ChoiceEnv(n_items=5, n_chosen=2, kind="zipf"), "pairwise"),
-    (ChoiceEnv(n_items=5), "sumloss"),
-    (RankAggregationEnv(n_items=5), "sumloss"),
-])
+@pytest.mark.parametrize(
+    "env,measure",
+    [
+        (ChoiceEnv(n_items=5, n_chosen=2, kind="zipf"), "pairwise"),
+        (ChoiceEnv(n_items=5), "sumloss"),
+        (RankAggregationEnv(n_items=5), "sumloss"),
+    ],
+)
 def test_comparator_is_the_best_ranking_in_hindsight(env, measure: str) -> None:
     seq = sequence(env, 60, seed=9)
     best = env.comparator([measure], [10, 60])[measure]

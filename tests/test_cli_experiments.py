@@ -287,8 +287,9 @@ def test_function_reproduction_is_listed_and_writes_its_table(tmp_path, monkeypa
 
     monkeypatch.setattr(dueling, "reproduce_table1", fake_table)
     out = tmp_path / "t1"
-    result = CliRunner().invoke(app, ["reproduce", "yj09-table1", "--size", "full",
-                                      "--out", str(out)])
+    result = CliRunner().invoke(
+        app, ["reproduce", "yj09-table1", "--size", "full", "--out", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert calls == ["full"]
     assert pd.read_csv(out / "table.csv")["regret"].tolist() == [0.25]

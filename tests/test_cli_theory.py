@@ -12,12 +12,20 @@ runner = CliRunner()
 
 # CT15 Tables 1 and 2 (m = 3), typed from the paper.
 TABLE1 = {
-    "123": "0 3 2 5 1 4 3 6", "132": "0 2 3 5 1 3 4 6", "213": "0 3 1 4 2 5 3 6",
-    "231": "0 1 3 4 2 3 5 6", "312": "0 2 1 3 3 5 4 6", "321": "0 1 2 3 3 4 5 6",
+    "123": "0 3 2 5 1 4 3 6",
+    "132": "0 2 3 5 1 3 4 6",
+    "213": "0 3 1 4 2 5 3 6",
+    "231": "0 1 3 4 2 3 5 6",
+    "312": "0 2 1 3 3 5 4 6",
+    "321": "0 1 2 3 3 4 5 6",
 }
 TABLE2 = {
-    "123": "0 0 0 0 1 1 1 1", "132": "0 0 0 0 1 1 1 1", "213": "0 0 1 1 0 0 1 1",
-    "231": "0 1 0 1 0 1 0 1", "312": "0 0 1 1 0 0 1 1", "321": "0 1 0 1 0 1 0 1",
+    "123": "0 0 0 0 1 1 1 1",
+    "132": "0 0 0 0 1 1 1 1",
+    "213": "0 0 1 1 0 0 1 1",
+    "231": "0 1 0 1 0 1 0 1",
+    "312": "0 0 1 1 0 0 1 1",
+    "321": "0 1 0 1 0 1 0 1",
 }
 
 
@@ -67,8 +75,9 @@ def test_observability_text_ndcg() -> None:
 
 
 def test_witness_ct16_json() -> None:
-    res = runner.invoke(app, ["theory", "witness", "--measure", "ndcg", "--m", "3", "--ct16",
-                              "--json"])
+    res = runner.invoke(
+        app, ["theory", "witness", "--measure", "ndcg", "--m", "3", "--ct16", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     t1 = out["ct16_table1"]

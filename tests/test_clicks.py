@@ -109,7 +109,8 @@ def test_named_parameters_are_the_literature_values() -> None:
 
 @pytest.mark.parametrize("n_grades", GRADES)
 def test_perfect_model_never_clicks_grade_zero_and_always_clicks_the_top_grade(
-        n_grades: int) -> None:
+    n_grades: int,
+) -> None:
     model = cascade_model("perfect", n_grades=n_grades)
     grades = np.random.default_rng(1).integers(0, n_grades, size=(20_000, 10))
     clicks = model.simulate(grades, rng=2)
@@ -120,7 +121,8 @@ def test_perfect_model_never_clicks_grade_zero_and_always_clicks_the_top_grade(
 
 @pytest.mark.parametrize(("name", "n_grades"), list(itertools.product(NAMES, GRADES)))
 def test_cascade_click_rates_per_grade_and_position_match_the_exact_marginals(
-        name: str, n_grades: int) -> None:
+    name: str, n_grades: int
+) -> None:
     model = cascade_model(name, n_grades=n_grades)
     click, stop = np.array(model.click_prob), np.array(model.stop_prob)
     n, m = 40_000, 10
@@ -134,20 +136,24 @@ def test_cascade_click_rates_per_grade_and_position_match_the_exact_marginals(
             exp, var = p[rows, i].sum(), (p[rows, i] * (1 - p[rows, i])).sum()
             obs = clicks[rows, i].sum()
             if var == 0:
-                assert obs == exp          # probability 0 or 1: exact
+                assert obs == exp  # probability 0 or 1: exact
             else:
                 pvals.append(z_pvalues(obs, exp, var))
     # Bonferroni over the random cells (perfect-2 has none: every probability is 0 or 1).
     assert not pvals or min(pvals) > ALPHA / len(pvals)
 
 
-@pytest.mark.parametrize(("name", "n_grades", "grades"), [
-    ("navigational", 5, [3, 1, 4]),
-    ("informational", 5, [4, 0, 2]),
-    ("informational", 3, [2, 2, 1, 0]),
-])
-def test_cascade_joint_click_law_matches_exact_enumeration(name: str, n_grades: int,
-                                                           grades: list[int]) -> None:
+@pytest.mark.parametrize(
+    ("name", "n_grades", "grades"),
+    [
+        ("navigational", 5, [3, 1, 4]),
+        ("informational", 5, [4, 0, 2]),
+        ("informational", 3, [2, 2, 1, 0]),
+    ],
+)
+def test_cascade_joint_click_law_matches_exact_enumeration(
+    name: str, n_grades: int, grades: list[int]
+) -> None:
     model = cascade_model(name, n_grades=n_grades)
     law = cascade_joint(np.array(model.click_prob), np.array(model.stop_prob), grades)
     n = 60_000
@@ -177,8 +183,7 @@ def test_cascade_hand_computed_probabilities() -> None:
 def test_a_stop_of_certainty_ends_the_session() -> None:
     model = CascadeClickModel((1.0, 1.0), (0.0, 1.0))
     clicks = model.simulate(np.array([[0, 1, 0, 1], [1, 0, 0, 0]]), rng=0)
-    np.testing.assert_array_equal(clicks, [[True, True, False, False],
-                                           [True, False, False, False]])
+    np.testing.assert_array_equal(clicks, [[True, True, False, False], [True, False, False, False]])
 
 
 # ---------------------------------------------------------------------------
@@ -198,8 +203,7 @@ def test_position_based_click_rates_match_examination_times_attractiveness(eta: 
         for i in range(m):
             rows = grades[:, i] == g
             p = theta[i] * alpha[g]
-            pvals.append(z_pvalues(clicks[rows, i].sum(), rows.sum() * p,
-                                   rows.sum() * p * (1 - p)))
+            pvals.append(z_pvalues(clicks[rows, i].sum(), rows.sum() * p, rows.sum() * p * (1 - p)))
     assert min(pvals) > ALPHA / len(pvals)
 
 
@@ -207,8 +211,9 @@ def test_position_based_clicks_are_independent_across_positions() -> None:
     model = PositionBasedClickModel((0.3, 0.9), eta=1.0)
     grades = [1, 0, 1]
     p = np.array([0.9, 0.3 / 2, 0.9 / 3])
-    law = {c: float(np.prod(np.where(c, p, 1 - p)))
-           for c in itertools.product([False, True], repeat=3)}
+    law = {
+        c: float(np.prod(np.where(c, p, 1 - p))) for c in itertools.product([False, True], repeat=3)
+    }
     n = 60_000
     clicks = model.simulate(np.tile(grades, (n, 1)), rng=8)
     observed: dict = {}
@@ -227,8 +232,9 @@ def test_position_based_examination_is_one_over_rank_to_the_eta() -> None:
 # seeding, batching, padding
 
 
-@pytest.mark.parametrize("model", [cascade_model("navigational"),
-                                   position_based_model("perfect", eta=1.0)])
+@pytest.mark.parametrize(
+    "model", [cascade_model("navigational"), position_based_model("perfect", eta=1.0)]
+)
 def test_same_seed_same_clicks_and_per_row_generators_match_single_calls(model) -> None:
     grades = np.random.default_rng(0).integers(0, 5, size=(6, 10))
     np.testing.assert_array_equal(model.simulate(grades, rng=11), model.simulate(grades, rng=11))
@@ -263,34 +269,55 @@ def test_padding_is_never_clicked_and_may_hold_invalid_grades() -> None:
 # bad input
 
 
-@pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda: cascade_model("navigational", n_grades=5).simulate([0, 5], rng=0),
-     ValueError, r"relevance grades must lie in \[0, 4\].*got 5 at index \(1,\)"),
-    (lambda: cascade_model("perfect", n_grades=3).simulate([0.5, 1.0], rng=0),
-     ValueError, "relevance must hold integer grades, got 0.5"),
-    (lambda: cascade_model("perfect", n_grades=3).simulate([np.nan, 1.0], rng=0),
-     ValueError, "integer grades, got nan"),
-    (lambda: cascade_model("perfect").simulate([], rng=0), ValueError, "n_shown >= 1"),
-    (lambda: cascade_model("perfect").simulate(3, rng=0), ValueError, "shape"),
-    (lambda: cascade_model("perfect").simulate(["a"], rng=0), TypeError, "dtype"),
-    (lambda: cascade_model("perfect").simulate([[0, 1]] * 3, rng=[np.random.default_rng(0)]),
-     ValueError, "one row per Generator"),
-    (lambda: cascade_model("perfect").simulate([[0, 1]], rng=[0]), TypeError, r"rng\[0\]"),
-    (lambda: cascade_model("perfect").simulate([0, 1], rng="x"), TypeError, "rng must be"),
-    (lambda: cascade_model("perfect").simulate([0, 1], rng=0, mask=[1, 0]), TypeError, "mask"),
-    (lambda: cascade_model("perfect").simulate([0, 1], rng=0, mask=[True] * 3), ValueError,
-     "mask of shape"),
-    (lambda: CascadeClickModel((0.1, 1.5), (0.0, 0.0)), ValueError,
-     r"click_prob\[1\] must be a probability"),
-    (lambda: CascadeClickModel((0.1, 0.5), (0.0, np.nan)), ValueError, r"stop_prob\[1\]"),
-    (lambda: CascadeClickModel((0.1, 0.5), (0.0,)), ValueError, "one entry per grade"),
-    (lambda: CascadeClickModel((), ()), ValueError, "non-empty"),
-    (lambda: PositionBasedClickModel((0.5,), eta=-1.0), ValueError, "eta must be"),
-    (lambda: PositionBasedClickModel((0.5,)).examination(0), ValueError, "n_shown"),
-    (lambda: cascade_model("impatient"), ValueError, "unknown click model 'impatient'"),
-    (lambda: cascade_model("perfect", n_grades=4), ValueError, "n_grades=4"),
-    (lambda: position_based_model("nope"), ValueError, "valid names"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (
+            lambda: cascade_model("navigational", n_grades=5).simulate([0, 5], rng=0),
+            ValueError,
+            r"relevance grades must lie in \[0, 4\].*got 5 at index \(1,\)",
+        ),
+        (
+            lambda: cascade_model("perfect", n_grades=3).simulate([0.5, 1.0], rng=0),
+            ValueError,
+            "relevance must hold integer grades, got 0.5",
+        ),
+        (
+            lambda: cascade_model("perfect", n_grades=3).simulate([np.nan, 1.0], rng=0),
+            ValueError,
+            "integer grades, got nan",
+        ),
+        (lambda: cascade_model("perfect").simulate([], rng=0), ValueError, "n_shown >= 1"),
+        (lambda: cascade_model("perfect").simulate(3, rng=0), ValueError, "shape"),
+        (lambda: cascade_model("perfect").simulate(["a"], rng=0), TypeError, "dtype"),
+        (
+            lambda: cascade_model("perfect").simulate([[0, 1]] * 3, rng=[np.random.default_rng(0)]),
+            ValueError,
+            "one row per Generator",
+        ),
+        (lambda: cascade_model("perfect").simulate([[0, 1]], rng=[0]), TypeError, r"rng\[0\]"),
+        (lambda: cascade_model("perfect").simulate([0, 1], rng="x"), TypeError, "rng must be"),
+        (lambda: cascade_model("perfect").simulate([0, 1], rng=0, mask=[1, 0]), TypeError, "mask"),
+        (
+            lambda: cascade_model("perfect").simulate([0, 1], rng=0, mask=[True] * 3),
+            ValueError,
+            "mask of shape",
+        ),
+        (
+            lambda: CascadeClickModel((0.1, 1.5), (0.0, 0.0)),
+            ValueError,
+            r"click_prob\[1\] must be a probability",
+        ),
+        (lambda: CascadeClickModel((0.1, 0.5), (0.0, np.nan)), ValueError, r"stop_prob\[1\]"),
+        (lambda: CascadeClickModel((0.1, 0.5), (0.0,)), ValueError, "one entry per grade"),
+        (lambda: CascadeClickModel((), ()), ValueError, "non-empty"),
+        (lambda: PositionBasedClickModel((0.5,), eta=-1.0), ValueError, "eta must be"),
+        (lambda: PositionBasedClickModel((0.5,)).examination(0), ValueError, "n_shown"),
+        (lambda: cascade_model("impatient"), ValueError, "unknown click model 'impatient'"),
+        (lambda: cascade_model("perfect", n_grades=4), ValueError, "n_grades=4"),
+        (lambda: position_based_model("nope"), ValueError, "valid names"),
+    ],
+)
 def test_bad_input_raises_a_clear_error(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()

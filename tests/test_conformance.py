@@ -43,8 +43,12 @@ from oltr.types import Context, RunGenerators
 N_STEPS = 12
 SEED = 3
 FEEDBACK_CLASS: dict[str, type[Feedback]] = {
-    "none": NoFeedback, "full": FullFeedback, "topk": TopKFeedback, "choice": ChoiceFeedback,
-    "bandit": BanditFeedback, "duel": DuelFeedback,
+    "none": NoFeedback,
+    "full": FullFeedback,
+    "topk": TopKFeedback,
+    "choice": ChoiceFeedback,
+    "bandit": BanditFeedback,
+    "duel": DuelFeedback,
 }
 
 
@@ -115,9 +119,16 @@ class Trace:
         return [r.orders for r in self.rounds]
 
 
-def rollout(lrn: Learner, env: Environment, *, n_steps: int = N_STEPS, env_seed: int = SEED,
-            fb_rngs: RunGenerators | None = None, start: int = 1,
-            on_update: Callable[[Round, Environment], None] | None = None) -> Trace:
+def rollout(
+    lrn: Learner,
+    env: Environment,
+    *,
+    n_steps: int = N_STEPS,
+    env_seed: int = SEED,
+    fb_rngs: RunGenerators | None = None,
+    start: int = 1,
+    on_update: Callable[[Round, Environment], None] | None = None,
+) -> Trace:
     """The runner's protocol, step by step, recording copies of what was shown."""
     if start == 1:
         env.reset(rng=env_seed)
@@ -149,8 +160,12 @@ def same_traces(a: Trace, b: Trace) -> bool:
     return all(np.array_equal(x, y) for x, y in zip(a.orders(), b.orders(), strict=True))
 
 
-def check_params_stored(cls: type, params_list: list[dict[str, Any]], build: Callable[..., Any],
-                        reserved: tuple[str, ...]) -> None:
+def check_params_stored(
+    cls: type,
+    params_list: list[dict[str, Any]],
+    build: Callable[..., Any],
+    reserved: tuple[str, ...],
+) -> None:
     sig = inspect.signature(cls.__init__)
     names = [p for p in list(sig.parameters)[1:] if p not in reserved]
     for params in params_list:
@@ -167,8 +182,9 @@ def check_params_stored(cls: type, params_list: list[dict[str, Any]], build: Cal
 def check_defaults_immutable(cls: type) -> None:
     for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
         assert p.kind is inspect.Parameter.KEYWORD_ONLY, f"{p.name} must be keyword-only"
-        assert not isinstance(p.default, list | dict | set | np.ndarray), \
+        assert not isinstance(p.default, list | dict | set | np.ndarray), (
             f"default of {p.name!r} is mutable ({type(p.default).__name__})"
+        )
 
 
 def check_docstring(cls: type) -> None:
@@ -268,15 +284,18 @@ def learner_check_sees_only_what_it_declared(name: str, cls: type) -> None:
     def audit(rnd: Round, env: Environment) -> None:
         truth = env._current()
         fb, req = rnd.feedback, lrn.requires
-        assert type(fb) is FEEDBACK_CLASS[req.kind], \
+        assert type(fb) is FEEDBACK_CLASS[req.kind], (
             f"update got {type(fb).__name__} for a {req.kind!r} requirement"
+        )
         for arr in fb.arrays():
             assert not np.shares_memory(arr, truth), "feedback aliases the hidden relevance"
             assert not arr.flags.writeable, "feedback arrays must be read-only"
         if rnd.context.features is not None:
             assert not np.shares_memory(rnd.context.features, truth)
-        assert not any(isinstance(v, np.ndarray) and np.shares_memory(v, truth)
-                       for v in vars(rnd.context).values())
+        assert not any(
+            isinstance(v, np.ndarray) and np.shares_memory(v, truth)
+            for v in vars(rnd.context).values()
+        )
         rows = np.arange(rnd.orders.shape[0])[:, None]
         if req.kind == "topk":
             k = min(int(req.k or 1), rnd.context.n_items)
@@ -298,14 +317,18 @@ def learner_check_batch_equals_single_runs(name: str, cls: type) -> None:
     reps = [0, 1, 2]
     for params, env_name, env_params, model in setups(cls):
         gens = RunGenerators.from_keys(SEED, "learner", name, reps=reps)
-        batch = rollout(learner(cls, params, n_runs=3, rng=gens),
-                        make_env(env_name, env_params, model),
-                        fb_rngs=RunGenerators.from_keys(SEED, "feedback", reps=reps))
+        batch = rollout(
+            learner(cls, params, n_runs=3, rng=gens),
+            make_env(env_name, env_params, model),
+            fb_rngs=RunGenerators.from_keys(SEED, "feedback", reps=reps),
+        )
         for b, rep in enumerate(reps):
             solo_gens = RunGenerators.from_keys(SEED, "learner", name, reps=[rep])
-            solo = rollout(learner(cls, params, n_runs=1, rng=solo_gens),
-                           make_env(env_name, env_params, model),
-                           fb_rngs=RunGenerators.from_keys(SEED, "feedback", reps=[rep]))
+            solo = rollout(
+                learner(cls, params, n_runs=1, rng=solo_gens),
+                make_env(env_name, env_params, model),
+                fb_rngs=RunGenerators.from_keys(SEED, "feedback", reps=[rep]),
+            )
             for x, y in zip(batch.orders(), solo.orders(), strict=True):
                 assert np.array_equal(x[b], y[0]), f"run {rep} differs between B=3 and B=1"
 
@@ -344,8 +367,9 @@ def test_learner(name: str, check: Callable[[str, type], None]) -> None:
 MEASURES = ("dcg", "ndcg@3", "sumloss", "precision@2")
 
 
-def env_rounds(env: Environment, n_steps: int = N_STEPS,
-               seed: int = SEED) -> list[tuple[Context, np.ndarray]]:
+def env_rounds(
+    env: Environment, n_steps: int = N_STEPS, seed: int = SEED
+) -> list[tuple[Context, np.ndarray]]:
     env.reset(rng=seed)
     out = []
     for t in range(1, n_steps + 1):
@@ -425,8 +449,9 @@ def env_check_evaluate_matches_the_measures(name: str, cls: type) -> None:
             pairs = np.stack([orders[:2], orders[1:]], axis=1)  # (2, 2, m) duel lists
             duel = env.evaluate(pairs, ["dcg"])["dcg"]
             single = get_measure("dcg")(truth, orders)
-            np.testing.assert_allclose(duel, [(single[0] + single[1]) / 2,
-                                              (single[1] + single[2]) / 2])
+            np.testing.assert_allclose(
+                duel, [(single[0] + single[1]) / 2, (single[1] + single[2]) / 2]
+            )
 
 
 def env_check_comparator_dominates_fixed_orders(name: str, cls: type) -> None:
@@ -436,8 +461,9 @@ def env_check_comparator_dominates_fixed_orders(name: str, cls: type) -> None:
         env.reset(rng=SEED)
         ctx = env.observe(1)
         gen = np.random.default_rng(1)
-        fixed = np.stack([np.arange(ctx.n_items)]
-                         + [gen.permutation(ctx.n_items) for _ in range(5)])
+        fixed = np.stack(
+            [np.arange(ctx.n_items)] + [gen.permutation(ctx.n_items) for _ in range(5)]
+        )
         cum = {m: np.zeros(len(fixed)) for m in MEASURES}
         checkpoints, record = [4, N_STEPS], {m: [] for m in MEASURES}
         for t in range(1, N_STEPS + 1):
@@ -594,7 +620,7 @@ def model_check_batch_equals_single_runs(name: str, cls: type) -> None:
         orders = model_orders(model, 4)
         batch = model.observe(orders, TRUTH, rngs=keyed(reps))
         for b, rep in enumerate(reps):
-            solo = model.observe(orders[b:b + 1], TRUTH, rngs=keyed([rep]))
+            solo = model.observe(orders[b : b + 1], TRUTH, rngs=keyed([rep]))
             for x, y in zip(batch.arrays(), solo.arrays(), strict=True):
                 assert np.array_equal(x[b], y[0])
 
@@ -701,13 +727,17 @@ class _Duplicates(_Base):
         return orders
 
 
-@pytest.mark.parametrize(("cls", "check"), [
-    (_SharedStream, learner_check_batch_equals_single_runs),
-    (_Mutator, learner_check_inputs_not_mutated),
-    (_Converter, learner_check_params_stored_unmodified),
-    (_Unseeded, learner_check_seeding_is_idempotent),
-    (_Duplicates, learner_check_rankings_are_permutations),
-], ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize(
+    ("cls", "check"),
+    [
+        (_SharedStream, learner_check_batch_equals_single_runs),
+        (_Mutator, learner_check_inputs_not_mutated),
+        (_Converter, learner_check_params_stored_unmodified),
+        (_Unseeded, learner_check_seeding_is_idempotent),
+        (_Duplicates, learner_check_rankings_are_permutations),
+    ],
+    ids=lambda v: getattr(v, "__name__", str(v)),
+)
 def test_checks_catch_broken_learners(cls: type, check: Callable[[str, type], None]) -> None:
     check("base", _Base)  # the sound base class passes the same check
     with pytest.raises(AssertionError):

@@ -39,8 +39,9 @@ ALPHA = 1e-3
 
 def test_ball_projection_hand_values() -> None:
     # (3, 4) has norm 5: onto the ball of radius 1 it becomes (3, 4)/5; inside points stay.
-    np.testing.assert_allclose(project([[3.0, 4.0], [0.3, 0.4]], "ball", 1.0),
-                               [[0.6, 0.8], [0.3, 0.4]])
+    np.testing.assert_allclose(
+        project([[3.0, 4.0], [0.3, 0.4]], "ball", 1.0), [[0.6, 0.8], [0.3, 0.4]]
+    )
     np.testing.assert_allclose(project([0.3, 0.4], "sphere", 2.0), [1.2, 1.6])
 
 
@@ -49,8 +50,8 @@ def test_ball_projection_is_the_nearest_point() -> None:
     x = gen.normal(scale=3.0, size=(200, 4))
     p = project(x, "ball", 2.0)
     assert (np.linalg.norm(p, axis=1) <= 2.0 + 1e-12).all()
-    np.testing.assert_allclose(project(p, "ball", 2.0), p)           # idempotent
-    y = project(gen.normal(scale=3.0, size=(200, 4)), "ball", 2.0)   # other points of the ball
+    np.testing.assert_allclose(project(p, "ball", 2.0), p)  # idempotent
+    y = project(gen.normal(scale=3.0, size=(200, 4)), "ball", 2.0)  # other points of the ball
     assert (np.linalg.norm(x - p, axis=1) <= np.linalg.norm(x - y, axis=1) + 1e-12).all()
 
 
@@ -69,15 +70,16 @@ def test_theorem2_schedule_hand_values() -> None:
     assert gamma == pytest.approx(0.1)
     # The learner counts update decisions: 300 rounds, 3 queries each -> T = 100.
     lrn = DBGD(delta=None, gamma=None, horizon=300, n_queries=3, space="ball", radius=4.0, dim=10)
-    assert lrn.step_sizes_ == pytest.approx((100 ** -0.25 * np.sqrt(0.4 * 4 * 10), 4 / 10))
+    assert lrn.step_sizes_ == pytest.approx((100**-0.25 * np.sqrt(0.4 * 4 * 10), 4 / 10))
 
 
 def test_initial_weights_follow_section_5_1() -> None:
     rngs = RunGenerators.from_rng(0, 2)
     w = initial_weights("ones", 50, "ball", 10.0, rngs)
-    np.testing.assert_allclose(w, np.full((2, 50), np.sqrt(5 / 50)))   # w_1 = 1·√(5/d)
-    np.testing.assert_allclose(np.linalg.norm(initial_weights("ones", 7, "sphere", 1.0, rngs),
-                                              axis=1), 1.0)
+    np.testing.assert_allclose(w, np.full((2, 50), np.sqrt(5 / 50)))  # w_1 = 1·√(5/d)
+    np.testing.assert_allclose(
+        np.linalg.norm(initial_weights("ones", 7, "sphere", 1.0, rngs), axis=1), 1.0
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -100,16 +102,15 @@ def test_update_moves_by_gamma_u_only_when_the_candidate_wins() -> None:
 
 
 def test_several_queries_per_decision_use_the_majority() -> None:
-    lrn = DBGD(delta=0.5, gamma=0.1, space="ball", radius=10.0, dim=3, n_runs=3, n_queries=3,
-               rng=2)
+    lrn = DBGD(delta=0.5, gamma=0.1, space="ball", radius=10.0, dim=3, n_runs=3, n_queries=3, rng=2)
     w, wp = _pair(lrn)
     u = (wp - w) / 0.5
-    for outcome in ([1, 1, 1], [-1, -1, 0], [1, 1, -1]):   # sums: run 0: 1, run 1: 1, run 2: 0
-        np.testing.assert_array_equal(lrn.weights_, w)     # no move before the 3rd comparison
-        np.testing.assert_array_equal(lrn.propose()[:, 1], wp)   # the same pair throughout
+    for outcome in ([1, 1, 1], [-1, -1, 0], [1, 1, -1]):  # sums: run 0: 1, run 1: 1, run 2: 0
+        np.testing.assert_array_equal(lrn.weights_, w)  # no move before the 3rd comparison
+        np.testing.assert_array_equal(lrn.propose()[:, 1], wp)  # the same pair throughout
         lrn.learn(np.array(outcome))
     np.testing.assert_allclose(lrn.weights_[:2], w[:2] + 0.1 * u[:2])
-    np.testing.assert_array_equal(lrn.weights_[2], w[2])        # a tie keeps w_t
+    np.testing.assert_array_equal(lrn.weights_[2], w[2])  # a tie keeps w_t
 
 
 def test_sphere_iterates_stay_on_the_sphere() -> None:
@@ -133,8 +134,8 @@ def test_lemma1_expected_update_direction() -> None:
     env = ValueFunctionDuel("P1", dim=d, radius=10.0)
     lrn = DBGD(delta=delta, gamma=gamma, space="ball", radius=10.0, dim=d, n_runs=n, rng=11)
     w, wp = _pair(lrn)
-    u = (wp - w) / delta                                   # no projection: ‖w + δu‖ <= √5 + 1
-    p_first, _ = env.assess(lrn.propose())                 # c_t(w') = P(w_t ≻ w'_t)
+    u = (wp - w) / delta  # no projection: ‖w + δu‖ <= √5 + 1
+    p_first, _ = env.assess(lrn.propose())  # c_t(w') = P(w_t ≻ w'_t)
     coins = np.random.default_rng(12).random(n)
     lrn.learn(env.outcome(p_first, coins).astype(float))
     step = (lrn.weights_ - w) / gamma
@@ -153,8 +154,12 @@ def test_lemma1_expected_update_direction() -> None:
 
 def _letor_rollout(reps: tuple[int, ...], n_rounds: int = 60) -> np.ndarray:
     data = synthetic_letor(n_queries=20, n_features=5, rng=0)
-    lrn = DBGD(delta=1.0, gamma=0.1, n_runs=len(reps),
-               rng=RunGenerators.from_keys(7, "learner", "dbgd", reps=reps))
+    lrn = DBGD(
+        delta=1.0,
+        gamma=0.1,
+        n_runs=len(reps),
+        rng=RunGenerators.from_keys(7, "learner", "dbgd", reps=reps),
+    )
     fb_rngs = RunGenerators.from_keys(7, "feedback", reps=reps)
     oracle = DuelFeedbackModel()
     q_rng = np.random.default_rng(5)
@@ -175,19 +180,46 @@ def test_batch_invariance_bit_for_bit() -> None:
 
 def test_fast_simulation_equals_the_learner_loop() -> None:
     horizon, reps, seed = 400, (0, 3), 5
-    fast = simulate_synthetic("P5", delta_l=[0.8, 2.0], reps=reps, seed=seed, horizon=horizon,
-                              checkpoints=[100, 400], dim=6)
+    fast = simulate_synthetic(
+        "P5",
+        delta_l=[0.8, 2.0],
+        reps=reps,
+        seed=seed,
+        horizon=horizon,
+        checkpoints=[100, 400],
+        dim=6,
+    )
     delta, gamma = theorem2_schedule(horizon, 6, 10.0, 2.0)
-    lrn = DBGD(delta=delta, gamma=gamma, space="ball", radius=10.0, dim=6, n_runs=2,
-               rng=RunGenerators.from_keys(seed, "learner", "dbgd", reps=reps))
-    slow = run_parameter_duels(ValueFunctionDuel("P5", dim=6), lrn, horizon=horizon,
-                               checkpoints=[100, 400],
-                               rngs=RunGenerators.from_keys(seed, "feedback", reps=reps))
+    lrn = DBGD(
+        delta=delta,
+        gamma=gamma,
+        space="ball",
+        radius=10.0,
+        dim=6,
+        n_runs=2,
+        rng=RunGenerators.from_keys(seed, "learner", "dbgd", reps=reps),
+    )
+    slow = run_parameter_duels(
+        ValueFunctionDuel("P5", dim=6),
+        lrn,
+        horizon=horizon,
+        checkpoints=[100, 400],
+        rngs=RunGenerators.from_keys(seed, "feedback", reps=reps),
+    )
     np.testing.assert_array_equal(fast[1], slow)
     # A δ_L's rows do not depend on which other δ_L share the batch.
     np.testing.assert_array_equal(
-        simulate_synthetic("P5", delta_l=[2.0], reps=(3,), seed=seed, horizon=horizon,
-                           checkpoints=[100, 400], dim=6)[0, 0], fast[1, 1])
+        simulate_synthetic(
+            "P5",
+            delta_l=[2.0],
+            reps=(3,),
+            seed=seed,
+            horizon=horizon,
+            checkpoints=[100, 400],
+            dim=6,
+        )[0, 0],
+        fast[1, 1],
+    )
 
 
 def test_same_seed_same_run_and_clone() -> None:
@@ -204,10 +236,17 @@ def test_same_seed_same_run_and_clone() -> None:
 def test_learns_on_p1() -> None:
     # Staying at w_1 costs ε(w*, w_1) per point: v(w_1) = −5, so 2(σ(5) − 1/2) per round.
     stay = 2 * (1 / (1 + np.exp(-5.0)) - 0.5)
-    reg = simulate_synthetic("P1", delta_l=[1.0], reps=range(3), seed=1, horizon=20_000,
-                             checkpoints=[1_000, 20_000], dim=10)
+    reg = simulate_synthetic(
+        "P1",
+        delta_l=[1.0],
+        reps=range(3),
+        seed=1,
+        horizon=20_000,
+        checkpoints=[1_000, 20_000],
+        dim=10,
+    )
     assert (reg[0, :, 1] < 0.6 * stay).all()
-    assert (reg[0, :, 1] < reg[0, :, 0]).all()        # average regret falls with t
+    assert (reg[0, :, 1] < reg[0, :, 0]).all()  # average regret falls with t
 
 
 def test_learns_a_linear_ranker_from_the_web_search_oracle() -> None:
@@ -223,8 +262,9 @@ def test_learns_a_linear_ranker_from_the_web_search_oracle() -> None:
         lrn.update(ctx, orders, oracle.observe(orders, r, rngs=fb_rngs))
     before = offline_ndcg(w_start, data)[0]
     random_w = project(np.random.default_rng(8).normal(size=(50, 6)), "sphere", 1.0)
-    assert (offline_ndcg(lrn.weights_, data) > max(before, offline_ndcg(random_w, data).mean())
-            + 0.02).all()
+    assert (
+        offline_ndcg(lrn.weights_, data) > max(before, offline_ndcg(random_w, data).mean()) + 0.02
+    ).all()
 
 
 def test_ranks_by_descending_score_w_first() -> None:
@@ -232,7 +272,7 @@ def test_ranks_by_descending_score_w_first() -> None:
     x = np.array([[0.0, 5.0], [2.0, 0.0], [1.0, 1.0]])
     orders = lrn.rank(Context(t=1, n_items=3, features=x))
     assert orders.shape == (1, 2, 3)
-    np.testing.assert_array_equal(orders[0, 0], [1, 2, 0])     # w_1 = e_1 scores 0, 2, 1
+    np.testing.assert_array_equal(orders[0, 0], [1, 2, 0])  # w_1 = e_1 scores 0, 2, 1
 
 
 # ---------------------------------------------------------------------------
@@ -242,9 +282,12 @@ def test_ranks_by_descending_score_w_first() -> None:
 def test_pairwise_differences_hand_values() -> None:
     from oltr.envs.letor import LetorDataset
 
-    ds = LetorDataset(features=np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [2.0, 2.0]]),
-                      relevance=np.array([0, 2, 1, 1]), qids=np.array([1, 2]),
-                      offsets=np.array([0, 3, 4]))
+    ds = LetorDataset(
+        features=np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [2.0, 2.0]]),
+        relevance=np.array([0, 2, 1, 1]),
+        qids=np.array([1, 2]),
+        offsets=np.array([0, 3, 4]),
+    )
     # Query 1: doc 1 (grade 2) over docs 0 and 2, doc 2 (grade 1) over doc 0; query 2: no pair.
     got = {tuple(r) for r in pairwise_differences(ds).tolist()}
     assert got == {(-1.0, 1.0), (0.0, 1.0), (-1.0, 0.0)}
@@ -258,8 +301,7 @@ def test_ranksvm_recovers_a_separable_ranker() -> None:
     w_true = np.array([2.0, -1.0, 0.0, 0.5])
     x = gen.normal(size=(400, 4))
     rel = np.digitize(x @ w_true, [-1.0, 1.0])
-    ds = LetorDataset(features=x, relevance=rel, qids=np.arange(20),
-                      offsets=np.arange(0, 401, 20))
+    ds = LetorDataset(features=x, relevance=rel, qids=np.arange(20), offsets=np.arange(0, 401, 20))
     w = fit_ranksvm(ds, c=10.0)
     assert w @ w_true / np.linalg.norm(w_true) > 0.95
     assert offline_ndcg(w, ds)[0] == pytest.approx(offline_ndcg(w_true, ds)[0], abs=0.02)
@@ -269,16 +311,19 @@ def test_ranksvm_recovers_a_separable_ranker() -> None:
 # invalid input
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"delta": 0.0}, ValueError, "delta must be > 0"),
-    ({"gamma": -1.0}, ValueError, "gamma must be > 0"),
-    ({"space": "cube"}, ValueError, "space must be one of"),
-    ({"init": "zeros"}, ValueError, "not on the sphere"),
-    ({"n_queries": 0}, ValueError, "n_queries must be >= 1"),
-    ({"delta": None}, ValueError, "needs horizon"),
-    ({"radius": float("nan")}, ValueError, "radius must be finite"),
-    ({"init": "middle"}, ValueError, "init must be one of"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"delta": 0.0}, ValueError, "delta must be > 0"),
+        ({"gamma": -1.0}, ValueError, "gamma must be > 0"),
+        ({"space": "cube"}, ValueError, "space must be one of"),
+        ({"init": "zeros"}, ValueError, "not on the sphere"),
+        ({"n_queries": 0}, ValueError, "n_queries must be >= 1"),
+        ({"delta": None}, ValueError, "needs horizon"),
+        ({"radius": float("nan")}, ValueError, "radius must be finite"),
+        ({"init": "middle"}, ValueError, "init must be one of"),
+    ],
+)
 def test_invalid_parameters(kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         DuelingBanditGradientDescent(**kwargs)
@@ -314,10 +359,24 @@ def test_child_rng_keys_match_the_runner() -> None:
 def test_per_run_step_sizes_equal_separate_runs() -> None:
     # A grid advanced as one batch: run b with (δ_b, γ_b) equals a lone run with those values.
     reps = (0, 1)
-    grid = DBGD(delta=[0.2, 0.7], gamma=[0.05, 0.3], space="ball", radius=3.0, dim=4, n_runs=2,
-                rng=RunGenerators.from_keys(1, "learner", "dbgd", reps=reps))
-    lone = DBGD(delta=0.7, gamma=0.3, space="ball", radius=3.0, dim=4, n_runs=1,
-                rng=RunGenerators.from_keys(1, "learner", "dbgd", reps=(1,)))
+    grid = DBGD(
+        delta=[0.2, 0.7],
+        gamma=[0.05, 0.3],
+        space="ball",
+        radius=3.0,
+        dim=4,
+        n_runs=2,
+        rng=RunGenerators.from_keys(1, "learner", "dbgd", reps=reps),
+    )
+    lone = DBGD(
+        delta=0.7,
+        gamma=0.3,
+        space="ball",
+        radius=3.0,
+        dim=4,
+        n_runs=1,
+        rng=RunGenerators.from_keys(1, "learner", "dbgd", reps=(1,)),
+    )
     outcomes = np.random.default_rng(0).choice([-1, 1], size=(30, 2))
     for out in outcomes:
         grid.learn(out)

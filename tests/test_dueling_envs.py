@@ -37,7 +37,7 @@ def test_assess_hand_values() -> None:
     env = ValueFunctionDuel("P1", dim=2)
     p, reg = env.assess(np.array([[[1.0, 0.0], [0.0, 2.0]]]))
     sig = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731
-    assert p[0] == pytest.approx(sig(3.0))                       # σ(−1 − (−4))
+    assert p[0] == pytest.approx(sig(3.0))  # σ(−1 − (−4))
     assert reg[0] == pytest.approx(sig(1.0) - 0.5 + sig(4.0) - 0.5)
 
 
@@ -57,11 +57,13 @@ def test_run_parameter_duels_rejects_unknown_feedback_and_bad_checkpoints() -> N
     env = ValueFunctionDuel("P1", dim=2)
     lrn = DBGD(space="ball", radius=10.0, dim=2)
     with pytest.raises(ValueError, match="checkpoints must increase"):
-        run_parameter_duels(env, lrn, horizon=5, checkpoints=[3, 2],
-                            rngs=RunGenerators.from_rng(0, 1))
+        run_parameter_duels(
+            env, lrn, horizon=5, checkpoints=[3, 2], rngs=RunGenerators.from_rng(0, 1)
+        )
     with pytest.raises(ValueError, match="parameter_feedback"):
-        run_parameter_duels(env, object(), horizon=5, checkpoints=[5],
-                            rngs=RunGenerators.from_rng(0, 1))
+        run_parameter_duels(
+            env, object(), horizon=5, checkpoints=[5], rngs=RunGenerators.from_rng(0, 1)
+        )
     with pytest.raises(ValueError, match=r"shape \(B, 2, 2\)"):
         env.assess(np.zeros((1, 2, 3)))
 
@@ -83,8 +85,14 @@ def test_table1_small_size_reproduces_the_shape_of_the_rows() -> None:
     """
     means = {}
     for name in TABLE1:
-        reg = simulate_synthetic(name, delta_l=TABLE1_DELTA_L, reps=range(3), seed=2009,
-                                 horizon=20_000, checkpoints=[2_000, 20_000])
+        reg = simulate_synthetic(
+            name,
+            delta_l=TABLE1_DELTA_L,
+            reps=range(3),
+            seed=2009,
+            horizon=20_000,
+            checkpoints=[2_000, 20_000],
+        )
         best = int(np.argmin(reg[..., 1].mean(axis=1)))
         assert (reg[best, :, 1] < reg[best, :, 0]).all()
         means[name] = reg[..., 1].mean(axis=1)
@@ -125,8 +133,9 @@ def test_interleaved_clicks_validate() -> None:
         InterleavedClickFeedback(click_model="sleepy")
     fb = InterleavedClickFeedback(n_grades=3)
     with pytest.raises(ValueError, match="grades must lie in 0..2"):
-        fb.observe(np.array([[[0, 1], [1, 0]]]), np.array([0, 4]),
-                   rngs=RunGenerators.from_rng(0, 1))
+        fb.observe(
+            np.array([[[0, 1], [1, 0]]]), np.array([0, 4]), rngs=RunGenerators.from_rng(0, 1)
+        )
     with pytest.raises(ValueError, match="pass rngs"):
         fb.observe(np.array([[[0, 1], [1, 0]]]), np.array([0, 1]))
 
@@ -136,10 +145,12 @@ def test_interleaved_clicks_validate() -> None:
 
 
 def test_offline_ndcg_equals_per_query_ndcg() -> None:
-    ds = LetorDataset(features=np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0],
-                                         [0.0, 0.0]]),
-                      relevance=np.array([0, 2, 1, 1, 0]), qids=np.array([1, 2]),
-                      offsets=np.array([0, 3, 5]))
+    ds = LetorDataset(
+        features=np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0], [0.0, 0.0]]),
+        relevance=np.array([0, 2, 1, 1, 0]),
+        qids=np.array([1, 2]),
+        offsets=np.array([0, 3, 5]),
+    )
     w = np.array([[0.0, 1.0], [1.0, 0.0]])
     got = offline_ndcg(w, ds, k=2, per_query=True)
     # w = e_2: query 1 order (1, 2, 0) is ideal; query 2 order (3, 4) is ideal.
@@ -153,9 +164,17 @@ def test_offline_ndcg_equals_per_query_ndcg() -> None:
 def test_run_letor_duels_learns_and_records() -> None:
     train = synthetic_letor(n_queries=40, n_features=6, rng=3)
     env = LetorStreamEnv(dataset=train)
-    df = run_letor_duels(env=env, feedback=DuelFeedbackModel(), learner="dbgd",
-                         learner_params={"delta": 1.0, "gamma": 0.1}, reps=(0, 1), seed=4,
-                         horizon=1500, checkpoints=[1, 1500], eval_sets={"train": train})
+    df = run_letor_duels(
+        env=env,
+        feedback=DuelFeedbackModel(),
+        learner="dbgd",
+        learner_params={"delta": 1.0, "gamma": 0.1},
+        reps=(0, 1),
+        seed=4,
+        horizon=1500,
+        checkpoints=[1, 1500],
+        eval_sets={"train": train},
+    )
     assert list(df.columns) == ["rep", "t", "online", "online:avg", "offline:train"]
     first, last = df[df.t == 1], df[df.t == 1500]
     assert (last["offline:train"].to_numpy() > first["offline:train"].to_numpy() + 0.02).all()

@@ -17,8 +17,9 @@ from oltr.types import Context
 ALPHA = 1e-3
 
 
-def brute_force(perms: list[tuple[int, ...]], signals: list[np.ndarray], beta: float,
-                loss) -> np.ndarray:
+def brute_force(
+    perms: list[tuple[int, ...]], signals: list[np.ndarray], beta: float, loss
+) -> np.ndarray:
     """P(π) ∝ exp(−β Σ_t loss(π, s_t)) over the listed rankings, by plain loops."""
     totals = np.array([sum(loss(p, s) for s in signals) for p in perms])
     weights = np.exp(-beta * (totals - totals.min()))
@@ -32,7 +33,7 @@ def linear_loss(order: tuple[int, ...], s: np.ndarray) -> float:
 
 def pairwise_ll(order: tuple[int, ...], s: np.ndarray) -> float:
     """Eq. (2.2): Σ_{u≠v} [u before v] [s(v) − s(u)]₊."""
-    return float(sum(max(s[v] - s[u], 0.0) for i, u in enumerate(order) for v in order[i + 1:]))
+    return float(sum(max(s[v] - s[u], 0.0) for i, u in enumerate(order) for v in order[i + 1 :]))
 
 
 def quadratic_loss(order: tuple[int, ...], s: np.ndarray) -> float:
@@ -60,8 +61,9 @@ def choice_signals(n: int) -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize(("z", "loss"), [("linear", linear_loss), ("linear", pairwise_ll),
-                                         ("quadratic", quadratic_loss)])
+@pytest.mark.parametrize(
+    ("z", "loss"), [("linear", linear_loss), ("linear", pairwise_ll), ("quadratic", quadratic_loss)]
+)
 def test_distribution_is_exact(z: str, loss) -> None:
     """ℓℓ and ℓ differ by a function of s only (§2), so they give the same distribution."""
     n, beta = 4, 0.3
@@ -80,8 +82,9 @@ def test_distribution_for_ranking_signals() -> None:
     signals = [np.array([2.0, 0.0, 1.0]), np.array([0.0, 1.0, 2.0]), np.array([2.0, 1.0, 0.0])]
     feed(lrn, signals, full=True)
     perms = list(itertools.permutations(range(n)))
-    np.testing.assert_allclose(lrn.probabilities_[0],
-                               brute_force(perms, signals, beta, pairwise_ll), rtol=1e-12)
+    np.testing.assert_allclose(
+        lrn.probabilities_[0], brute_force(perms, signals, beta, pairwise_ll), rtol=1e-12
+    )
 
 
 def test_two_items_by_hand() -> None:
@@ -115,26 +118,43 @@ def test_more_than_eight_items_is_a_clear_error() -> None:
         ExponentialWeights(beta=1.0, rng=0).rank(Context(t=1, n_items=9))
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"beta": 0.0}, "beta"), ({"z": "cubic"}, "z"), ({"signal": "duel"}, "signal"),
-    ({"horizon": 0}, "horizon"), ({"n_chosen": 0}, "n_chosen"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"beta": 0.0}, "beta"),
+        ({"z": "cubic"}, "z"),
+        ({"signal": "duel"}, "signal"),
+        ({"horizon": 0}, "horizon"),
+        ({"n_chosen": 0}, "n_chosen"),
+    ],
+)
 def test_invalid_parameters(kw: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         ExponentialWeights(**kw)
 
 
-@pytest.mark.parametrize(("env_params", "spread"), [
-    ({"n_items": 5, "kind": "zipf"}, 4.0),
-    ({"n_items": 5, "n_chosen": 2}, 6.0),
-    ({"n_items": 5, "n_chosen": 2, "kind": "cyclic"}, 6.0),
-])
+@pytest.mark.parametrize(
+    ("env_params", "spread"),
+    [
+        ({"n_items": 5, "kind": "zipf"}, 4.0),
+        ({"n_items": 5, "n_chosen": 2}, 6.0),
+        ({"n_items": 5, "n_chosen": 2, "kind": "cyclic"}, 6.0),
+    ],
+)
 def test_regret_stays_under_the_hedge_bound(env_params: dict, spread: float) -> None:
     horizon, n = 300, env_params["n_items"]
-    spec = RunSetSpec(env="ailon-choice-v1", env_params=env_params, feedback="choice",
-                      feedback_params={}, learner="expweights",
-                      learner_params={"n_chosen": env_params.get("n_chosen", 1)},
-                      reps=(0, 1, 2, 3), seed=5, horizon=horizon, measures=("pairwise",),
-                      checkpoints=(horizon,))
+    spec = RunSetSpec(
+        env="ailon-choice-v1",
+        env_params=env_params,
+        feedback="choice",
+        feedback_params={},
+        learner="expweights",
+        learner_params={"n_chosen": env_params.get("n_chosen", 1)},
+        reps=(0, 1, 2, 3),
+        seed=5,
+        horizon=horizon,
+        measures=("pairwise",),
+        checkpoints=(horizon,),
+    )
     regret = run_set(spec)["pairwise:regret"].mean()
     assert regret <= spread * math.sqrt(horizon * math.lgamma(n + 1) / 2)

@@ -42,13 +42,16 @@ def req(kind: str, k: int | None = None) -> FeedbackRequirement:
 # requirements
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"kind": "clicks"}, ValueError, "feedback kind must be one of"),
-    ({"kind": "topk"}, TypeError, "k must be an int >= 1 for kind='topk'"),
-    ({"kind": "topk", "k": 0}, ValueError, "k must be >= 1"),
-    ({"kind": "topk", "k": 1.5}, TypeError, "k must be an int"),
-    ({"kind": "full", "k": 2}, ValueError, "k applies only to kind='topk'"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"kind": "clicks"}, ValueError, "feedback kind must be one of"),
+        ({"kind": "topk"}, TypeError, "k must be an int >= 1 for kind='topk'"),
+        ({"kind": "topk", "k": 0}, ValueError, "k must be >= 1"),
+        ({"kind": "topk", "k": 1.5}, TypeError, "k must be an int"),
+        ({"kind": "full", "k": 2}, ValueError, "k applies only to kind='topk'"),
+    ],
+)
 def test_requirement_rejects_bad_input(kwargs: dict[str, Any], error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         FeedbackRequirement(**kwargs)
@@ -76,10 +79,14 @@ ORDER_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("required", "provided", "expected"), ORDER_TABLE,
-                         ids=[f"{r.describe()}<-{p.describe()}" for r, p, _ in ORDER_TABLE])
-def test_requirement_order(required: FeedbackRequirement, provided: FeedbackRequirement,
-                           expected: bool) -> None:
+@pytest.mark.parametrize(
+    ("required", "provided", "expected"),
+    ORDER_TABLE,
+    ids=[f"{r.describe()}<-{p.describe()}" for r, p, _ in ORDER_TABLE],
+)
+def test_requirement_order(
+    required: FeedbackRequirement, provided: FeedbackRequirement, expected: bool
+) -> None:
     assert required.satisfied_by(provided) is expected
 
 
@@ -138,11 +145,13 @@ def test_bandit_reveals_the_loss_and_negates_gains() -> None:
 
 
 def test_duel_sign_link_by_hand_with_ties() -> None:
-    orders = np.array([
-        [[0, 1, 2, 3], [1, 0, 2, 3]],  # first shows grade 2 on top: first wins
-        [[1, 0, 2, 3], [0, 1, 2, 3]],  # second wins
-        [[0, 1, 2, 3], [0, 3, 2, 1]],  # items 1 and 3 both grade 0: same DCG, tie
-    ])
+    orders = np.array(
+        [
+            [[0, 1, 2, 3], [1, 0, 2, 3]],  # first shows grade 2 on top: first wins
+            [[1, 0, 2, 3], [0, 1, 2, 3]],  # second wins
+            [[0, 1, 2, 3], [0, 3, 2, 1]],  # items 1 and 3 both grade 0: same DCG, tie
+        ]
+    )
     fb = DuelFeedbackModel(measure="dcg", link="sign").observe(orders, REL)
     assert isinstance(fb, DuelFeedback)
     assert fb.outcome.tolist() == [-1, 1, 0]
@@ -177,8 +186,9 @@ def test_duel_is_batch_invariant_and_seeded() -> None:
     model = DuelFeedbackModel(measure="dcg", scale=1.0)
     batch = model.observe(orders, rel, rngs=RunGenerators.from_keys(9, "feedback", reps=range(6)))
     for b in range(6):
-        alone = model.observe(orders[b:b + 1], rel,
-                              rngs=RunGenerators.from_keys(9, "feedback", reps=[b]))
+        alone = model.observe(
+            orders[b : b + 1], rel, rngs=RunGenerators.from_keys(9, "feedback", reps=[b])
+        )
         assert alone.outcome[0] == batch.outcome[b]
 
 
@@ -187,29 +197,36 @@ def test_stochastic_model_needs_generators() -> None:
         DuelFeedbackModel().observe(np.array([[[0, 1], [1, 0]]]), np.array([1, 0]))
 
 
-@pytest.mark.parametrize(("model", "orders", "error", "match"), [
-    (TopKFeedbackModel(), np.array([0, 1, 2, 3]), ValueError, r"shape \(B, m\)"),
-    (TopKFeedbackModel(), np.array([[0, 1, 2]]), ValueError, "m = 4"),
-    (TopKFeedbackModel(), np.array([[0.0, 1.0, 2.0, 3.0]]), TypeError, "integer"),
-    (DuelFeedbackModel(), ORDERS, ValueError, r"shape \(B, 2, m\)"),
-])
+@pytest.mark.parametrize(
+    ("model", "orders", "error", "match"),
+    [
+        (TopKFeedbackModel(), np.array([0, 1, 2, 3]), ValueError, r"shape \(B, m\)"),
+        (TopKFeedbackModel(), np.array([[0, 1, 2]]), ValueError, "m = 4"),
+        (TopKFeedbackModel(), np.array([[0.0, 1.0, 2.0, 3.0]]), TypeError, "integer"),
+        (DuelFeedbackModel(), ORDERS, ValueError, r"shape \(B, 2, m\)"),
+    ],
+)
 def test_models_reject_malformed_orders(model: Any, orders: Any, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         model.observe(orders, REL, rngs=RunGenerators.from_rng(0, len(orders)))
 
 
-@pytest.mark.parametrize(("name", "params", "error", "match"), [
-    ("top-k", {"k": 0}, ValueError, "k must be >= 1"),
-    ("top-k", {"k": True}, TypeError, "k must be an int"),
-    ("top-k", {"kk": 1}, TypeError, "no parameter 'kk'; valid parameters: k"),
-    ("choice", {"threshold": 0}, ValueError, "threshold must be finite and > 0"),
-    ("bandit", {"measure": "ndcg@x"}, ValueError, "cannot parse measure"),
-    ("duel", {"link": "probit"}, ValueError, "link must be 'logistic' or 'sign'"),
-    ("duel", {"scale": -1.0}, ValueError, "scale must be finite and > 0"),
-    ("clicks", {}, ValueError, "unknown feedback model 'clicks'; valid: bandit, choice"),
-])
-def test_bad_model_parameters_are_named(name: str, params: dict[str, Any], error: type,
-                                        match: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "params", "error", "match"),
+    [
+        ("top-k", {"k": 0}, ValueError, "k must be >= 1"),
+        ("top-k", {"k": True}, TypeError, "k must be an int"),
+        ("top-k", {"kk": 1}, TypeError, "no parameter 'kk'; valid parameters: k"),
+        ("choice", {"threshold": 0}, ValueError, "threshold must be finite and > 0"),
+        ("bandit", {"measure": "ndcg@x"}, ValueError, "cannot parse measure"),
+        ("duel", {"link": "probit"}, ValueError, "link must be 'logistic' or 'sign'"),
+        ("duel", {"scale": -1.0}, ValueError, "scale must be finite and > 0"),
+        ("clicks", {}, ValueError, "unknown feedback model 'clicks'; valid: bandit, choice"),
+    ],
+)
+def test_bad_model_parameters_are_named(
+    name: str, params: dict[str, Any], error: type, match: str
+) -> None:
     with pytest.raises(error, match=match):
         make_feedback(name, params)
 
@@ -263,8 +280,9 @@ def test_feedback_objects_are_frozen() -> None:
 class _Needs(Learner):
     """A learner that only declares a requirement (for refusal tests)."""
 
-    def __init__(self, *, kind: str = "full", k: int | None = None, n_runs: int = 1,
-                 rng: Any = None) -> None:
+    def __init__(
+        self, *, kind: str = "full", k: int | None = None, n_runs: int = 1, rng: Any = None
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         self.kind, self.k = kind, k
         self.requires = FeedbackRequirement(kind, k=k)  # type: ignore[arg-type]
@@ -280,28 +298,44 @@ class _Needs(Learner):
         pass
 
 
-@pytest.mark.parametrize(("kind", "k", "model", "match"), [
-    ("full", None, TopKFeedbackModel(k=1),
-     r"requires full relevance of every item, but feedback model .* reveals top-1 relevance; "
-     r"use feedback 'full'"),
-    ("topk", 2, TopKFeedbackModel(k=1),
-     r"requires top-2 relevance, but .* reveals top-1 relevance; "
-     r"use feedback 'top-k' with k >= 2, or 'full'"),
-    ("choice", None, BanditFeedbackModel(), r"requires the set of chosen items"),
-    ("duel", None, FullFeedbackModel(), r"requires the outcome of a duel"),
-])
-def test_learner_needing_more_than_the_model_gives_is_refused(kind: str, k: int | None,
-                                                               model: Any, match: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "k", "model", "match"),
+    [
+        (
+            "full",
+            None,
+            TopKFeedbackModel(k=1),
+            r"requires full relevance of every item, but feedback model .* reveals "
+            r"top-1 relevance; "
+            r"use feedback 'full'",
+        ),
+        (
+            "topk",
+            2,
+            TopKFeedbackModel(k=1),
+            r"requires top-2 relevance, but .* reveals top-1 relevance; "
+            r"use feedback 'top-k' with k >= 2, or 'full'",
+        ),
+        ("choice", None, BanditFeedbackModel(), r"requires the set of chosen items"),
+        ("duel", None, FullFeedbackModel(), r"requires the outcome of a duel"),
+    ],
+)
+def test_learner_needing_more_than_the_model_gives_is_refused(
+    kind: str, k: int | None, model: Any, match: str
+) -> None:
     with pytest.raises(ValueError, match=match):
         check_compatible(_Needs(kind=kind, k=k), model)
 
 
-@pytest.mark.parametrize(("kind", "k", "model"), [
-    ("topk", 1, TopKFeedbackModel(k=2)),
-    ("topk", 3, FullFeedbackModel()),
-    ("choice", None, FullFeedbackModel()),
-    ("none", None, BanditFeedbackModel()),
-])
+@pytest.mark.parametrize(
+    ("kind", "k", "model"),
+    [
+        ("topk", 1, TopKFeedbackModel(k=2)),
+        ("topk", 3, FullFeedbackModel()),
+        ("choice", None, FullFeedbackModel()),
+        ("none", None, BanditFeedbackModel()),
+    ],
+)
 def test_learner_needing_less_is_accepted(kind: str, k: int | None, model: Any) -> None:
     check_compatible(_Needs(kind=kind, k=k), model)
 
@@ -320,7 +354,8 @@ def test_compatibility_with_the_environment_kind() -> None:
 
         context_kind = "items"
 
-    check_compatible(ItemsOnly(kind="none"), FullFeedbackModel(), env="fixed-items-v1",
-                     env_params={"n_items": 3})
+    check_compatible(
+        ItemsOnly(kind="none"), FullFeedbackModel(), env="fixed-items-v1", env_params={"n_items": 3}
+    )
     with pytest.raises(ValueError, match="ranks contexts of kind 'items'.*'features'"):
         check_compatible(ItemsOnly(kind="none"), FullFeedbackModel(), env="letor-stream-v1")

@@ -38,13 +38,16 @@ def test_kv_constants_by_hand() -> None:
     assert kv_constants("precision@3", 10) == (3.0, 3.0, 10.0)
 
 
-@pytest.mark.parametrize(("measure", "max_grade", "eps2_inv"), [
-    ("sumloss", 1, 10 * 215),            # Thm 7: ε = sqrt(1/(mK))
-    ("pairwise", 1, 10 * 215),
-    ("dcg", 1, 10 * 215),                # Thm 9, binary: (2^1 - 1)^2 = 1
-    ("dcg", 2, 9 * 10 * 215),            # Thm 9: ε = sqrt(1/((2^n - 1)^2 m K)), n = 2
-    ("precision@3", 1, 10 * 215),        # Thm 10: ε = sqrt(1/(mK))
-])
+@pytest.mark.parametrize(
+    ("measure", "max_grade", "eps2_inv"),
+    [
+        ("sumloss", 1, 10 * 215),  # Thm 7: ε = sqrt(1/(mK))
+        ("pairwise", 1, 10 * 215),
+        ("dcg", 1, 10 * 215),  # Thm 9, binary: (2^1 - 1)^2 = 1
+        ("dcg", 2, 9 * 10 * 215),  # Thm 9: ε = sqrt(1/((2^n - 1)^2 m K)), n = 2
+        ("precision@3", 1, 10 * 215),  # Thm 10: ε = sqrt(1/(mK))
+    ],
+)
 def test_rtop1f_schedule_m10_t10000(measure: str, max_grade: int, eps2_inv: int) -> None:
     # K = m^(-1/3) T^(2/3) = 10^(-1/3) * 10^(8/3) = 10^(7/3) = 215.44 -> 215
     k_blocks, eps = rtop1f_schedule(measure, 10, 10_000, max_grade)
@@ -98,7 +101,7 @@ def test_ftpl_sort_is_the_brute_force_optimum(measure: str) -> None:
         elif measure == "dcg":  # argmax Σ y_i / log2(1 + σ(i))
             values = (1 / np.log2(ranks_all + 2)) @ y
             assert (1 / np.log2(rank_of + 2)) @ y == pytest.approx(values.max())
-            assert np.allclose(y, 2.0 ** rel - 1)  # g(r) = 2^r - 1 (§14.1.2)
+            assert np.allclose(y, 2.0**rel - 1)  # g(r) = 2^r - 1 (§14.1.2)
         else:  # argmax Σ 1(σ(i) <= 2) y_i
             values = (ranks_all < 2) @ y
             assert (rank_of < 2) @ y == pytest.approx(values.max())
@@ -126,7 +129,8 @@ def test_ftpl_perturbation_is_uniform_on_0_to_inverse_epsilon() -> None:
 def test_ftpl_with_zero_scores_is_uniform_over_orders() -> None:
     n = 6000
     orders = FollowThePerturbedLeader(measure="dcg", horizon=10, n_runs=n, rng=2).rank(
-        Context(t=1, n_items=3))
+        Context(t=1, n_items=3)
+    )
     codes = orders[:, 0] * 9 + orders[:, 1] * 3 + orders[:, 2]
     _, counts = np.unique(codes, return_counts=True)
     assert counts.size == 6
@@ -148,8 +152,10 @@ def _exact_mean(block: np.ndarray, top_k: int, g: object = None) -> list[Fractio
             groups = np.full(e * top_k, -1)
             groups[:m] = perm
             est = exploration_estimate(block, list(times), groups.reshape(e, top_k), g)
-            total = [a + Fraction(float(x)).limit_denominator(10**9) 
-                     for a, x in zip(total, est, strict=True)]
+            total = [
+                a + Fraction(float(x)).limit_denominator(10**9)
+                for a, x in zip(total, est, strict=True)
+            ]
             count += 1
     return [t / count for t in total]
 
@@ -195,13 +201,21 @@ def _play_block(lrn: RTop1F, block: np.ndarray, k: int = 1, start: int = 1) -> l
 def test_learner_estimate_is_lemma8_on_its_own_draws(explore: str, top_k: int) -> None:
     rng = np.random.default_rng(0)
     block = rng.integers(0, 3, size=(10, 5))
-    lrn = RTop1F(measure="dcg", horizon=40, n_blocks=4, max_grade=2, explore=explore,
-                 top_k=top_k, n_runs=3, rng=7)
+    lrn = RTop1F(
+        measure="dcg",
+        horizon=40,
+        n_blocks=4,
+        max_grade=2,
+        explore=explore,
+        top_k=top_k,
+        n_runs=3,
+        rng=7,
+    )
     _play_block(lrn, block, k=top_k)
     twins = RunGenerators.from_rng(7, 3)  # the learner's first draws are the block's draws
     for b in range(3):
         times, groups = draw_exploration(twins[b], 10, 5, top_k)
-        want = exploration_estimate(block, times, groups, lambda r: 2.0 ** r - 1)
+        want = exploration_estimate(block, times, groups, lambda r: 2.0**r - 1)
         assert np.array_equal(lrn.scores_[b], want)
 
 
@@ -220,8 +234,9 @@ def test_learner_estimate_is_unbiased_statistically() -> None:
 
 
 def test_exploration_rounds_put_each_object_on_top_once_per_block() -> None:
-    lrn = RTop1F(measure="sumloss", horizon=30, n_blocks=3, explore="front", epsilon=1e9,
-                 n_runs=2, rng=4)
+    lrn = RTop1F(
+        measure="sumloss", horizon=30, n_blocks=3, explore="front", epsilon=1e9, n_runs=2, rng=4
+    )
     block = np.array([[3, 0, 2, 1]] * 10)
     _play_block(lrn, block)  # block 1: S becomes (3, 0, 2, 1); perturbations <= 1e-9
     shown = _play_block(lrn, block, start=11)
@@ -243,10 +258,19 @@ def test_exploration_rounds_put_each_object_on_top_once_per_block() -> None:
 
 
 def _avg_regret(learner: str, feedback: str, horizon: int) -> tuple[float, float]:
-    spec = RunSetSpec(env="ct15-sim-v1", env_params={"n_items": 8}, feedback=feedback,
-                      feedback_params={"k": 1} if feedback == "top-k" else {}, learner=learner,
-                      learner_params={}, reps=(0, 1, 2), seed=2015, horizon=horizon,
-                      measures=("dcg",), checkpoints=(horizon // 10, horizon))
+    spec = RunSetSpec(
+        env="ct15-sim-v1",
+        env_params={"n_items": 8},
+        feedback=feedback,
+        feedback_params={"k": 1} if feedback == "top-k" else {},
+        learner=learner,
+        learner_params={},
+        reps=(0, 1, 2),
+        seed=2015,
+        horizon=horizon,
+        measures=("dcg",),
+        checkpoints=(horizon // 10, horizon),
+    )
     df = run_set(spec)
     mean = df.groupby("t")["dcg:regret"].mean()
     return mean[horizon // 10] / (horizon // 10), mean[horizon] / horizon
@@ -256,27 +280,30 @@ def test_learning_sanity_on_ct15_simulation() -> None:
     top1_early, top1_late = _avg_regret("rtop1f", "top-k", 3000)
     full_early, full_late = _avg_regret("ftpl", "full", 3000)
     rand_early, rand_late = _avg_regret("random", "top-k", 3000)
-    assert top1_late < 0.7 * top1_early          # RTop-1F's average regret falls
-    assert full_late < 0.5 * full_early          # full information falls faster ...
+    assert top1_late < 0.7 * top1_early  # RTop-1F's average regret falls
+    assert full_late < 0.5 * full_early  # full information falls faster ...
     assert full_late / full_early < top1_late / top1_early
-    assert full_late < 0.5 * top1_late           # ... and lower
-    assert top1_late < 0.5 * rand_late           # and both learn something
+    assert full_late < 0.5 * top1_late  # ... and lower
+    assert top1_late < 0.5 * rand_late  # and both learn something
 
 
 # ---------------------------------------------------------------------------
 # invalid input
 
 
-@pytest.mark.parametrize(("cls", "kwargs", "match"), [
-    (RTop1F, {"measure": "ndcg"}, "no sublinear regret"),
-    (RTop1F, {"measure": "precision@0"}, "measure must be"),
-    (RTop1F, {"explore": "sideways"}, "explore must be one of"),
-    (RTop1F, {"top_k": 0}, "top_k must be >= 1"),
-    (RTop1F, {"horizon": 10, "n_blocks": 11}, "n_blocks must be <= horizon"),
-    (RTop1F, {"epsilon": 0.0}, "epsilon must be > 0"),
-    (FollowThePerturbedLeader, {"max_grade": 0}, "max_grade must be >= 1"),
-    (FollowThePerturbedLeader, {"horizon": 0}, "horizon must be >= 1"),
-])
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "match"),
+    [
+        (RTop1F, {"measure": "ndcg"}, "no sublinear regret"),
+        (RTop1F, {"measure": "precision@0"}, "measure must be"),
+        (RTop1F, {"explore": "sideways"}, "explore must be one of"),
+        (RTop1F, {"top_k": 0}, "top_k must be >= 1"),
+        (RTop1F, {"horizon": 10, "n_blocks": 11}, "n_blocks must be <= horizon"),
+        (RTop1F, {"epsilon": 0.0}, "epsilon must be > 0"),
+        (FollowThePerturbedLeader, {"max_grade": 0}, "max_grade must be >= 1"),
+        (FollowThePerturbedLeader, {"horizon": 0}, "horizon must be >= 1"),
+    ],
+)
 def test_invalid_parameters(cls: type, kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         cls(**kwargs)
@@ -340,9 +367,12 @@ def test_horizon_exponents_recover_a_power_law() -> None:
 
     from oltr.experiments.horizons import horizon_exponents
 
-    rows = [{"label": lab, "T": t, "rep": r, "regret": c * t ** a * (1 + 0.01 * (r - 1))}
-            for lab, c, a in (("a", 3.0, 2 / 3), ("b", 0.5, 0.5))
-            for t in (1000, 10_000, 100_000) for r in range(3)]
+    rows = [
+        {"label": lab, "T": t, "rep": r, "regret": c * t**a * (1 + 0.01 * (r - 1))}
+        for lab, c, a in (("a", 3.0, 2 / 3), ("b", 0.5, 0.5))
+        for t in (1000, 10_000, 100_000)
+        for r in range(3)
+    ]
     fits = horizon_exponents(pd.DataFrame(rows))
     assert fits.loc["a", "exponent"] == pytest.approx(2 / 3)
     assert fits.loc["b", "exponent"] == pytest.approx(0.5)
@@ -351,7 +381,12 @@ def test_horizon_exponents_recover_a_power_law() -> None:
 def test_final_regrets_runs_each_horizon_with_its_own_schedule() -> None:
     from oltr.experiments.horizons import Setting, final_regrets
 
-    df = final_regrets({"r": Setting("rtop1f", "top-k", {"k": 1})}, [200, 400],
-                       env_params={"n_items": 4}, reps=2, seed=1)
+    df = final_regrets(
+        {"r": Setting("rtop1f", "top-k", {"k": 1})},
+        [200, 400],
+        env_params={"n_items": 4},
+        reps=2,
+        seed=1,
+    )
     assert df.shape == (4, 4) and sorted(df["T"].unique()) == [200, 400]
     assert (df["regret"] > 0).all()

@@ -13,9 +13,12 @@ from oltr.envs.synthetic import synthetic_letor
 from oltr.metrics import ndcg
 
 # Query A: 3 docs, grades (0, 2, 1); query B: 2 docs, grades (1, 0); one feature.
-DS = LetorDataset(features=np.array([[0.1], [0.9], [0.5], [0.2], [0.8]]),
-                  relevance=np.array([0, 2, 1, 1, 0]), qids=np.array([1, 2]),
-                  offsets=np.array([0, 3, 5]))
+DS = LetorDataset(
+    features=np.array([[0.1], [0.9], [0.5], [0.2], [0.8]]),
+    relevance=np.array([0, 2, 1, 1, 0]),
+    qids=np.array([1, 2]),
+    offsets=np.array([0, 3, 5]),
+)
 
 
 def test_by_hand() -> None:
@@ -28,14 +31,18 @@ def test_by_hand() -> None:
 
 
 def test_cutoff_and_no_relevant() -> None:
-    ds = LetorDataset(features=np.array([[0.0], [1.0], [0.3], [0.7]]),
-                      relevance=np.array([1, 0, 0, 0]), qids=np.array([1, 2]),
-                      offsets=np.array([0, 2, 4]))
+    ds = LetorDataset(
+        features=np.array([[0.0], [1.0], [0.3], [0.7]]),
+        relevance=np.array([1, 0, 0, 0]),
+        qids=np.array([1, 2]),
+        offsets=np.array([0, 2, 4]),
+    )
     # Query 1 (w = 1): relevant doc at position 2; k = 1 cuts it off. Query 2 has none.
     np.testing.assert_allclose(heldout_ndcg([[1.0]], ds, k=1, no_relevant=0.0), [0.0])
     np.testing.assert_allclose(heldout_ndcg([[1.0]], ds, k=1), [0.5])
-    np.testing.assert_allclose(heldout_ndcg([[1.0]], ds, k=2, no_relevant=0.0),
-                               [1 / math.log2(3) / 2])
+    np.testing.assert_allclose(
+        heldout_ndcg([[1.0]], ds, k=2, no_relevant=0.0), [1 / math.log2(3) / 2]
+    )
 
 
 def test_matches_a_per_run_per_query_loop() -> None:

@@ -50,14 +50,28 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
     return train, test
 
 
-def _spec(train: Path, learner: str = "listnet", params: dict | None = None,
-          feedback: str = "full", feedback_params: dict | None = None,
-          heldout: dict | None = None) -> RunSetSpec:
-    return RunSetSpec(env="letor-stream-v1", env_params={"path": str(train)},
-                      feedback=feedback, feedback_params=feedback_params or {},
-                      learner=learner, learner_params=params or {}, reps=REPS, seed=SEED,
-                      horizon=CHECKPOINTS[-1], measures=("ndcg@10",), checkpoints=CHECKPOINTS,
-                      heldout=heldout)
+def _spec(
+    train: Path,
+    learner: str = "listnet",
+    params: dict | None = None,
+    feedback: str = "full",
+    feedback_params: dict | None = None,
+    heldout: dict | None = None,
+) -> RunSetSpec:
+    return RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"path": str(train)},
+        feedback=feedback,
+        feedback_params=feedback_params or {},
+        learner=learner,
+        learner_params=params or {},
+        reps=REPS,
+        seed=SEED,
+        horizon=CHECKPOINTS[-1],
+        measures=("ndcg@10",),
+        checkpoints=CHECKPOINTS,
+        heldout=heldout,
+    )
 
 
 def _ndcg_by_loop(w: np.ndarray, data: LetorDataset, k: int = 10) -> np.ndarray:
@@ -79,10 +93,13 @@ def _reference(spec: RunSetSpec, test: LetorDataset) -> np.ndarray:
     """
     model = make_feedback(spec.feedback, spec.feedback_params)
     env = make_env(spec.env, spec.env_params, feedback=model)
-    learner = make_learner(spec.learner, spec.learner_params, n_runs=len(spec.reps),
-                           rngs=RunGenerators.from_keys(spec.seed, "learner", spec.learner,
-                                                        reps=spec.reps),
-                           horizon=spec.horizon)
+    learner = make_learner(
+        spec.learner,
+        spec.learner_params,
+        n_runs=len(spec.reps),
+        rngs=RunGenerators.from_keys(spec.seed, "learner", spec.learner, reps=spec.reps),
+        horizon=spec.horizon,
+    )
     fb_rngs = RunGenerators.from_keys(spec.seed, "feedback", reps=spec.reps)
     env.reset(rng=child_rng(spec.seed, "env", spec.env))
     rows = []
@@ -99,10 +116,12 @@ def _reference(spec: RunSetSpec, test: LetorDataset) -> np.ndarray:
 # ----------------------------------------------------------------------------- the runner
 
 
-@pytest.mark.parametrize(("learner", "params", "feedback", "fb_params"), LEARNERS,
-                         ids=[entry[0] for entry in LEARNERS])
-def test_heldout_column_is_the_ndcg_of_the_current_weights(files, learner, params, feedback,
-                                                            fb_params) -> None:
+@pytest.mark.parametrize(
+    ("learner", "params", "feedback", "fb_params"), LEARNERS, ids=[entry[0] for entry in LEARNERS]
+)
+def test_heldout_column_is_the_ndcg_of_the_current_weights(
+    files, learner, params, feedback, fb_params
+) -> None:
     train, test = files
     spec = _spec(train, learner, params, feedback, fb_params, heldout={"path": str(test)})
     df = run_set(spec)
@@ -126,15 +145,25 @@ def test_cutoff_and_no_relevant_reach_the_evaluation(files, tmp_path: Path) -> N
     # One held-out query whose single relevant document every run ranks last at round 1
     # (weights 0: ties keep file order, relevant document is the third of three).
     test = tmp_path / "one.txt"
-    write_letor(LetorDataset(features=np.zeros((5, 6)), relevance=np.array([0, 0, 1, 0, 0]),
-                             qids=np.array([1, 2]), offsets=np.array([0, 3, 5])), test)
-    spec = dataclasses.replace(_spec(train, "rtopk", {"surrogate": "squared"}),
-                               horizon=1, checkpoints=(1,))
+    write_letor(
+        LetorDataset(
+            features=np.zeros((5, 6)),
+            relevance=np.array([0, 0, 1, 0, 0]),
+            qids=np.array([1, 2]),
+            offsets=np.array([0, 3, 5]),
+        ),
+        test,
+    )
+    spec = dataclasses.replace(
+        _spec(train, "rtopk", {"surrogate": "squared"}), horizon=1, checkpoints=(1,)
+    )
     # All held-out features are 0, so every weight vector ties all documents.
-    cut = run_set(dataclasses.replace(spec, heldout={"path": str(test), "k": 2,
-                                                     "no_relevant": 0.0}))
-    full = run_set(dataclasses.replace(spec, heldout={"path": str(test), "k": 3,
-                                                      "no_relevant": 0.5}))
+    cut = run_set(
+        dataclasses.replace(spec, heldout={"path": str(test), "k": 2, "no_relevant": 0.0})
+    )
+    full = run_set(
+        dataclasses.replace(spec, heldout={"path": str(test), "k": 3, "no_relevant": 0.5})
+    )
     # Query 1: relevant at position 3 -> NDCG@2 = 0, NDCG@3 = (1/log2 4)/1 = 0.5.
     # Query 2 has no relevant document: no_relevant.
     np.testing.assert_allclose(cut["heldout:ndcg@2"], 0.0)
@@ -165,24 +194,40 @@ def test_runner_rejects_missing_files_and_featureless_environments(files, tmp_pa
     train, test = files
     with pytest.raises(ValueError, match=r"heldout\.path: no such file: .*nope\.txt"):
         run_set(_spec(train, heldout={"path": str(tmp_path / "nope.txt")}))
-    items = RunSetSpec(env="fixed-items-v1", env_params={"n_items": 3}, feedback="full",
-                       feedback_params={}, learner="random", learner_params={}, reps=(0,),
-                       seed=1, horizon=2, measures=("dcg",), checkpoints=(2,),
-                       heldout={"path": str(test)})
+    items = RunSetSpec(
+        env="fixed-items-v1",
+        env_params={"n_items": 3},
+        feedback="full",
+        feedback_params={},
+        learner="random",
+        learner_params={},
+        reps=(0,),
+        seed=1,
+        horizon=2,
+        measures=("dcg",),
+        checkpoints=(2,),
+        heldout={"path": str(test)},
+    )
     with pytest.raises(ValueError, match="heldout: .*feature lists.*'items' contexts"):
         run_set(items)
 
 
-@pytest.mark.parametrize(("heldout", "error", "message"), [
-    ({"path": "t.txt", "k": 0}, ValueError, r"heldout\.k must be >= 1, got 0"),
-    ({"path": "t.txt", "k": 2.5}, TypeError, r"heldout\.k must be an int"),
-    ({"path": "t.txt", "no_relevant": math.nan}, ValueError,
-     r"heldout\.no_relevant must be finite"),
-    ({"path": "t.txt", "normalize": 1}, TypeError, r"heldout\.normalize must be a bool"),
-    ({"k": 10}, TypeError, r"heldout\.path must be a file path"),
-    ({"path": "t.txt", "kk": 10}, ValueError, r"heldout: unknown key 'kk'"),
-    (["t.txt"], TypeError, r"heldout must be a dict or None"),
-])
+@pytest.mark.parametrize(
+    ("heldout", "error", "message"),
+    [
+        ({"path": "t.txt", "k": 0}, ValueError, r"heldout\.k must be >= 1, got 0"),
+        ({"path": "t.txt", "k": 2.5}, TypeError, r"heldout\.k must be an int"),
+        (
+            {"path": "t.txt", "no_relevant": math.nan},
+            ValueError,
+            r"heldout\.no_relevant must be finite",
+        ),
+        ({"path": "t.txt", "normalize": 1}, TypeError, r"heldout\.normalize must be a bool"),
+        ({"k": 10}, TypeError, r"heldout\.path must be a file path"),
+        ({"path": "t.txt", "kk": 10}, ValueError, r"heldout: unknown key 'kk'"),
+        (["t.txt"], TypeError, r"heldout must be a dict or None"),
+    ],
+)
 def test_spec_validates_heldout(files, heldout, error, message) -> None:
     with pytest.raises(error, match=message):
         _spec(files[0], heldout=heldout)
@@ -191,19 +236,22 @@ def test_spec_validates_heldout(files, heldout, error, message) -> None:
 def test_run_set_id_without_heldout_is_the_id_from_before(files) -> None:
     spec = _spec(files[0])
     # The id as defined before specs had a heldout field: the other fields' canonical JSON.
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)
-              if f.name != "heldout"}
+    fields = {
+        f.name: getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name != "heldout"
+    }
     fields = json.loads(json.dumps(fields))  # tuples -> lists
-    text = json.dumps({"format": storage.FORMAT_VERSION, "spec": fields}, sort_keys=True,
-                      separators=(",", ":"))
+    text = json.dumps(
+        {"format": storage.FORMAT_VERSION, "spec": fields}, sort_keys=True, separators=(",", ":")
+    )
     assert storage.run_set_id(spec) == hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def test_run_set_id_of_heldout_specs(files) -> None:
     train, test = files
     short = _spec(train, heldout={"path": str(test)})
-    spelled = _spec(train, heldout={"path": str(test), "k": 10, "no_relevant": 1,
-                                    "normalize": False})
+    spelled = _spec(
+        train, heldout={"path": str(test), "k": 10, "no_relevant": 1, "normalize": False}
+    )
     assert storage.run_set_id(short) == storage.run_set_id(spelled)  # defaults filled in
     assert storage.run_set_id(short) != storage.run_set_id(_spec(train))
     other_k = _spec(train, heldout={"path": str(test), "k": 5})
@@ -239,8 +287,13 @@ name = "random"
 """
 
 
-def _config(folder: Path, heldout: str, *, env: str = "letor-stream-v1",
-            env_params: str = '{ path = "train.txt" }') -> Path:
+def _config(
+    folder: Path,
+    heldout: str,
+    *,
+    env: str = "letor-stream-v1",
+    env_params: str = '{ path = "train.txt" }',
+) -> Path:
     path = folder / "exp.toml"
     path.write_text(CONFIG.format(heldout=heldout, env=env, env_params=env_params))
     return path
@@ -250,9 +303,15 @@ def test_config_resolves_heldout_paths_against_its_folder(files, tmp_path: Path)
     exp = load_config(_config(tmp_path, '[heldout]\npath = "test.txt.gz"\nk = 5'))
     want = str((tmp_path / "test.txt.gz").resolve())
     for rs in exp.run_sets:
-        assert rs.spec.heldout == {"path": want, "group_file": None, "n_features": None,
-                                   "normalize": False, "drop_no_relevant": False, "k": 5,
-                                   "no_relevant": 1.0}
+        assert rs.spec.heldout == {
+            "path": want,
+            "group_file": None,
+            "n_features": None,
+            "normalize": False,
+            "drop_no_relevant": False,
+            "k": 5,
+            "no_relevant": 1.0,
+        }
     assert exp.resolved["heldout"]["path"] == want
 
 
@@ -262,16 +321,27 @@ def test_config_without_heldout_has_none(files, tmp_path: Path) -> None:
     assert "heldout" not in exp.resolved
 
 
-@pytest.mark.parametrize(("heldout", "message"), [
-    ('[heldout]\npath = "missing.txt"', "heldout.path: data file not found: "),
-    ('[heldout]\npath = "test.txt.gz"\ngroup_file = "no.query"',
-     "heldout.group_file: data file not found: "),
-    ('[heldout]\npath = "test.txt.gz"\nk = 0', "heldout.k: Input should be greater than or equal"),
-    ('[heldout]\npath = "test.txt.gz"\nk = "10"', "heldout.k: Input should be a valid integer"),
-    ('[heldout]\npath = "test.txt.gz"\nno_relevant = nan', "heldout.no_relevant: must be finite"),
-    ('[heldout]\npath = "test.txt.gz"\ncutoff = 5', "heldout.cutoff: unknown key"),
-    ('[heldout]\nk = 5', "heldout.path: missing required key"),
-])
+@pytest.mark.parametrize(
+    ("heldout", "message"),
+    [
+        ('[heldout]\npath = "missing.txt"', "heldout.path: data file not found: "),
+        (
+            '[heldout]\npath = "test.txt.gz"\ngroup_file = "no.query"',
+            "heldout.group_file: data file not found: ",
+        ),
+        (
+            '[heldout]\npath = "test.txt.gz"\nk = 0',
+            "heldout.k: Input should be greater than or equal",
+        ),
+        ('[heldout]\npath = "test.txt.gz"\nk = "10"', "heldout.k: Input should be a valid integer"),
+        (
+            '[heldout]\npath = "test.txt.gz"\nno_relevant = nan',
+            "heldout.no_relevant: must be finite",
+        ),
+        ('[heldout]\npath = "test.txt.gz"\ncutoff = 5', "heldout.cutoff: unknown key"),
+        ("[heldout]\nk = 5", "heldout.path: missing required key"),
+    ],
+)
 def test_config_errors_name_the_key(files, tmp_path: Path, heldout: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(_config(tmp_path, heldout))
@@ -279,8 +349,12 @@ def test_config_errors_name_the_key(files, tmp_path: Path, heldout: str, message
 
 
 def test_config_rejects_heldout_on_a_featureless_environment(files, tmp_path: Path) -> None:
-    path = _config(tmp_path, '[heldout]\npath = "test.txt.gz"', env="fixed-items-v1",
-                   env_params="{ n_items = 3 }")
+    path = _config(
+        tmp_path,
+        '[heldout]\npath = "test.txt.gz"',
+        env="fixed-items-v1",
+        env_params="{ n_items = 3 }",
+    )
     with pytest.raises(ConfigError, match=r"heldout: .*'fixed-items-v1' produces 'items'"):
         load_config(path)
 
@@ -325,9 +399,19 @@ def test_sweep_and_report_carry_the_heldout_column(files, tmp_path: Path) -> Non
 
 
 def test_all_nan_heldout_column_is_not_a_measure() -> None:
-    df = pd.DataFrame({"learner": "random", "params": "{}", "rep": 0, "t": [1, 2],
-                       "m": 0.5, "m:cum": [0.5, 1.0], "m:avg": 0.5, "m:regret": np.nan,
-                       COLUMN: np.nan})
+    df = pd.DataFrame(
+        {
+            "learner": "random",
+            "params": "{}",
+            "rep": 0,
+            "t": [1, 2],
+            "m": 0.5,
+            "m:cum": [0.5, 1.0],
+            "m:avg": 0.5,
+            "m:regret": np.nan,
+            COLUMN: np.nan,
+        }
+    )
     assert report.measures_in(df) == ["m"]
     assert report.quantity_for(df, COLUMN).column == COLUMN  # still reachable by name
 
@@ -336,8 +420,10 @@ def test_all_nan_heldout_column_is_not_a_measure() -> None:
 
 
 @pytest.mark.shared_data
-@pytest.mark.parametrize("name", ["ct16-fig1-mq2008", "ct16-fig1-ohsumed", "ct16-fig1-lightgbm",
-                                  "dbgd-clicks", "yj09-table3"])
+@pytest.mark.parametrize(
+    "name",
+    ["ct16-fig1-mq2008", "ct16-fig1-ohsumed", "ct16-fig1-lightgbm", "dbgd-clicks", "yj09-table3"],
+)
 def test_reproduction_heldout_files_fit_their_streams(shared_data: Path, name: str) -> None:
     from oltr.experiments.reproduce import load_reproduction
 

@@ -74,11 +74,17 @@ def test_team_draft_teams_are_balanced_and_the_first_pick_is_fair() -> None:
 
 
 def test_team_draft_outcome_counts_clicks_per_team_by_hand() -> None:
-    il = TeamDraftInterleaving(np.array([[4, 2, 0, 1], [4, 2, 0, 1], [4, 2, 0, 1]]),
-                               np.array([[-1, 1, 1, -1]] * 3, dtype=np.int8))
-    clicks = np.array([[True, True, True, False],      # A 1, B 2
-                       [True, False, False, True],     # A 2, B 0
-                       [True, True, False, False]])    # A 1, B 1
+    il = TeamDraftInterleaving(
+        np.array([[4, 2, 0, 1], [4, 2, 0, 1], [4, 2, 0, 1]]),
+        np.array([[-1, 1, 1, -1]] * 3, dtype=np.int8),
+    )
+    clicks = np.array(
+        [
+            [True, True, True, False],  # A 1, B 2
+            [True, False, False, True],  # A 2, B 0
+            [True, True, False, False],
+        ]
+    )  # A 1, B 1
     np.testing.assert_array_equal(il.outcome(clicks), [1, -1, 0])
     ca, cb = il.credit(clicks)
     np.testing.assert_array_equal(ca, [1, 2, 1])
@@ -109,7 +115,7 @@ def test_balanced_top_n_holds_the_top_half_of_each_ranker(m: int, k: int) -> Non
 def test_balanced_replays_joachims_algorithm() -> None:
     n_rows, m, k = 1000, 9, 6
     a, b = random_orders(n_rows, m, 10), random_orders(n_rows, m, 11)
-    b[::3] = np.roll(a[::3], 1, axis=1)         # shifted copies: many duplicates
+    b[::3] = np.roll(a[::3], 1, axis=1)  # shifted copies: many duplicates
     il = balanced_interleave(a, b, k=k, rng=12)
     for row in range(n_rows):
         shown: list[int] = []
@@ -182,8 +188,9 @@ def list_and_assignment_law(a: np.ndarray, b: np.ndarray, n: int) -> dict:
     return law
 
 
-@pytest.mark.parametrize(("a", "b"), [([0, 1, 2], [2, 0, 1]), ([0, 1, 2], [0, 1, 2]),
-                                      ([1, 0, 2, 3], [3, 2, 0, 1])])
+@pytest.mark.parametrize(
+    ("a", "b"), [([0, 1, 2], [2, 0, 1]), ([0, 1, 2], [0, 1, 2]), ([1, 0, 2, 3], [3, 2, 0, 1])]
+)
 def test_probabilistic_list_and_assignment_follow_the_softmax_law(a, b) -> None:
     a, b = np.array(a), np.array(b)
     n_rows, n = 60_000, 3
@@ -196,7 +203,7 @@ def test_probabilistic_list_and_assignment_follow_the_softmax_law(a, b) -> None:
     exp = np.array([law[k] * n_rows for k in law])
     obs = np.array([observed.get(k, 0) for k in law], float)
     assert sum(observed.values()) == n_rows and set(observed) <= set(law)
-    small = exp < 5                               # pool cells expected below 5
+    small = exp < 5  # pool cells expected below 5
     if small.any():
         exp = np.append(exp[~small], exp[small].sum())
         obs = np.append(obs[~small], obs[small].sum())
@@ -212,8 +219,9 @@ def test_probabilistic_inclusion_probabilities_match_the_softmax() -> None:
         inclusion[list(key[:n])] += p
         first[key[0]] += p
     # Position 1 is the even mixture of the two softmaxes.
-    np.testing.assert_allclose(first, 0.5 * softmax(a) / softmax(a).sum()
-                               + 0.5 * softmax(b) / softmax(b).sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        first, 0.5 * softmax(a) / softmax(a).sum() + 0.5 * softmax(b) / softmax(b).sum(), rtol=1e-12
+    )
     il = probabilistic_interleave(np.tile(a, (n_rows, 1)), b, k=n, rng=17)
     counts = np.array([(il.shown == d).any(axis=1).sum() for d in range(m)])
     z = (counts - n_rows * inclusion) / np.sqrt(n_rows * inclusion * (1 - inclusion))
@@ -244,8 +252,7 @@ def test_probabilistic_expected_outcome_equals_the_sum_over_assignments() -> Non
     rng = np.random.default_rng(21)
     q = rng.random((200, n))
     clicks = rng.random((200, n)) < 0.4
-    il = ProbabilisticInterleaving(np.tile(np.arange(n), (200, 1)),
-                                   np.ones((200, n), np.int8), q)
+    il = ProbabilisticInterleaving(np.tile(np.arange(n), (200, 1)), np.ones((200, n), np.int8), q)
     brute = np.zeros(200)
     for assign in itertools.product((-1, 1), repeat=n):
         s = np.array(assign)
@@ -254,8 +261,9 @@ def test_probabilistic_expected_outcome_equals_the_sum_over_assignments() -> Non
     np.testing.assert_allclose(il.expected_outcome(clicks), brute, atol=1e-12)
     np.testing.assert_array_equal(il.outcome(clicks), np.sign(brute).astype(int))
     # The naive outcome reads the sampled assignment (all B here).
-    np.testing.assert_array_equal(il.outcome(clicks, marginalize=False),
-                                  clicks.any(axis=1).astype(int))
+    np.testing.assert_array_equal(
+        il.outcome(clicks, marginalize=False), clicks.any(axis=1).astype(int)
+    )
 
 
 def test_probabilistic_self_comparison_marginal_is_an_exact_tie() -> None:
@@ -280,8 +288,7 @@ def test_a_ranker_against_itself_wins_half_of_the_non_ties(method: str) -> None:
         out = compare(a, a, rel, model, method=method, rng=g)
     else:
         il = probabilistic_interleave(a, a, rng=g)
-        out = il.outcome(model.simulate(np.take_along_axis(rel, il.shown, 1), g),
-                         marginalize=False)
+        out = il.outcome(model.simulate(np.take_along_axis(rel, il.shown, 1), g), marginalize=False)
     wins_b, non_ties = int((out == 1).sum()), int((out != 0).sum())
     assert non_ties > n_rows // 2
     assert stats.binomtest(wins_b, non_ties).pvalue > ALPHA
@@ -297,14 +304,14 @@ def test_exchangeable_rankers_win_equally_often(method: str) -> None:
     assert stats.binomtest(int((out == 1).sum()), int((out != 0).sum())).pvalue > ALPHA
 
 
-@pytest.mark.parametrize(("method", "least"), [("team_draft", 0.99), ("balanced", 0.99),
-                                               ("probabilistic", 0.9)])
-def test_the_ideal_ranker_beats_its_reverse_under_perfect_clicks(method: str,
-                                                                 least: float) -> None:
+@pytest.mark.parametrize(
+    ("method", "least"), [("team_draft", 0.99), ("balanced", 0.99), ("probabilistic", 0.9)]
+)
+def test_the_ideal_ranker_beats_its_reverse_under_perfect_clicks(method: str, least: float) -> None:
     n_rows, m = 4000, 20
     g = np.random.default_rng(32)
     rel = g.integers(0, 5, size=(n_rows, m))
-    rel[:, 0] = 4                                 # at least one always-clicked document
+    rel[:, 0] = 4  # at least one always-clicked document
     rel = g.permuted(rel, axis=1)
     best = np.argsort(-rel, axis=1, kind="stable")
     out = compare(best, best[:, ::-1], rel, cascade_model("perfect"), method=method, rng=33)
@@ -317,9 +324,16 @@ def test_a_certain_click_on_a_top_item_decides_the_duel(method: str) -> None:
     # Only item 0 is relevant and A ranks it first, B last; the perfect user always clicks
     # it when shown and never clicks anything else.
     model = cascade_model("perfect", n_grades=2)
-    out = compare(np.tile([0, 1, 2, 3], (300, 1)), [3, 2, 1, 0], [1, 0, 0, 0], model,
-                  method=method, k=2, rng=34)
-    if method == "probabilistic":            # item 0 may be left out; B can never win
+    out = compare(
+        np.tile([0, 1, 2, 3], (300, 1)),
+        [3, 2, 1, 0],
+        [1, 0, 0, 0],
+        model,
+        method=method,
+        k=2,
+        rng=34,
+    )
+    if method == "probabilistic":  # item 0 may be left out; B can never win
         assert set(np.unique(out)) <= {-1, 0} and (out == -1).mean() > 0.5
     else:
         assert (out == -1).all()
@@ -337,11 +351,13 @@ def test_seeding_is_reproducible_and_per_row_generators_match_single_calls(metho
         np.testing.assert_array_equal(batch.shown[r], single.shown)
     rel = np.random.default_rng(38).integers(0, 5, size=(5, 15))
     model = cascade_model("navigational")
-    outs = compare(a, b, rel, model, method=method,
-                   rng=[np.random.default_rng(60 + r) for r in range(5)])
+    outs = compare(
+        a, b, rel, model, method=method, rng=[np.random.default_rng(60 + r) for r in range(5)]
+    )
     for r in range(5):
-        assert outs[r] == compare(a[r], b[r], rel[r], model, method=method,
-                                  rng=np.random.default_rng(60 + r))
+        assert outs[r] == compare(
+            a[r], b[r], rel[r], model, method=method, rng=np.random.default_rng(60 + r)
+        )
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -361,31 +377,59 @@ def test_leading_axes_broadcast_and_one_d_gives_a_scalar(method: str) -> None:
 # bad input
 
 
-@pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda: team_draft_interleave([0, 1, 2], [0, 1, 2], k=0, rng=0), ValueError, "k .* >= 1"),
-    (lambda: team_draft_interleave([0, 1, 2], [0, 1, 2], k=True, rng=0), ValueError, "k "),
-    (lambda: balanced_interleave([0, 1, 1], [0, 1, 2], rng=0), ValueError,
-     "order_a: .*not a permutation"),
-    (lambda: balanced_interleave([0, 1, 2], [0, 1, 3], rng=0), ValueError, "order_b: "),
-    (lambda: balanced_interleave([0.0, 1.0], [0, 1], rng=0), TypeError, "order_a: "),
-    (lambda: team_draft_interleave([0, 1, 2], [0, 1], rng=0), ValueError, "same items"),
-    (lambda: team_draft_interleave(np.zeros((2, 3), int) + [0, 1, 2],
-                                   np.zeros((3, 3), int) + [0, 1, 2], rng=0),
-     ValueError, "do not broadcast"),
-    (lambda: probabilistic_interleave([0, 1], [1, 0], tau=0.0, rng=0), ValueError, "tau"),
-    (lambda: interleave("optimized", [0, 1], [1, 0], rng=0), ValueError,
-     "unknown interleaving method 'optimized'"),
-    (lambda: team_draft_interleave([[0, 1]] * 2, [1, 0], rng=[np.random.default_rng(0)]),
-     ValueError, "one row per Generator"),
-    (lambda: team_draft_interleave([0, 1], [1, 0], rng=0).outcome([1, 0]), TypeError,
-     "clicks must be a bool"),
-    (lambda: balanced_interleave([0, 1, 2], [1, 0, 2], rng=0).outcome(np.ones(2, bool)),
-     ValueError, "shape of the shown list"),
-    (lambda: compare([0, 1], [1, 0], [0, 1, 1], cascade_model("perfect"), rng=0), ValueError,
-     "relevance must have shape"),
-    (lambda: compare([0, 1], [1, 0], [0, 7], cascade_model("perfect"), rng=0), ValueError,
-     "grades must lie in"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: team_draft_interleave([0, 1, 2], [0, 1, 2], k=0, rng=0), ValueError, "k .* >= 1"),
+        (lambda: team_draft_interleave([0, 1, 2], [0, 1, 2], k=True, rng=0), ValueError, "k "),
+        (
+            lambda: balanced_interleave([0, 1, 1], [0, 1, 2], rng=0),
+            ValueError,
+            "order_a: .*not a permutation",
+        ),
+        (lambda: balanced_interleave([0, 1, 2], [0, 1, 3], rng=0), ValueError, "order_b: "),
+        (lambda: balanced_interleave([0.0, 1.0], [0, 1], rng=0), TypeError, "order_a: "),
+        (lambda: team_draft_interleave([0, 1, 2], [0, 1], rng=0), ValueError, "same items"),
+        (
+            lambda: team_draft_interleave(
+                np.zeros((2, 3), int) + [0, 1, 2], np.zeros((3, 3), int) + [0, 1, 2], rng=0
+            ),
+            ValueError,
+            "do not broadcast",
+        ),
+        (lambda: probabilistic_interleave([0, 1], [1, 0], tau=0.0, rng=0), ValueError, "tau"),
+        (
+            lambda: interleave("optimized", [0, 1], [1, 0], rng=0),
+            ValueError,
+            "unknown interleaving method 'optimized'",
+        ),
+        (
+            lambda: team_draft_interleave([[0, 1]] * 2, [1, 0], rng=[np.random.default_rng(0)]),
+            ValueError,
+            "one row per Generator",
+        ),
+        (
+            lambda: team_draft_interleave([0, 1], [1, 0], rng=0).outcome([1, 0]),
+            TypeError,
+            "clicks must be a bool",
+        ),
+        (
+            lambda: balanced_interleave([0, 1, 2], [1, 0, 2], rng=0).outcome(np.ones(2, bool)),
+            ValueError,
+            "shape of the shown list",
+        ),
+        (
+            lambda: compare([0, 1], [1, 0], [0, 1, 1], cascade_model("perfect"), rng=0),
+            ValueError,
+            "relevance must have shape",
+        ),
+        (
+            lambda: compare([0, 1], [1, 0], [0, 7], cascade_model("perfect"), rng=0),
+            ValueError,
+            "grades must lie in",
+        ),
+    ],
+)
 def test_bad_input_raises_a_clear_error(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()

@@ -43,7 +43,7 @@ def test_ranks_by_score_and_projects() -> None:
 
 def test_defaults_and_requirements() -> None:
     lrn = OnlineListNet(horizon=250_000)
-    assert lrn.eta_ == pytest.approx(250_000 ** -0.5)  # §6: η = T^(-1/2)
+    assert lrn.eta_ == pytest.approx(250_000**-0.5)  # §6: η = T^(-1/2)
     assert lrn.requires.kind == "full"
     with pytest.raises(ValueError, match="needs the horizon"):
         OnlineListNet().rank(Context(t=1, n_items=3, features=X))
@@ -58,11 +58,19 @@ def test_defaults_and_requirements() -> None:
 
 
 def final_ndcg(learner: str, params: dict, horizon: int = 2000) -> float:
-    spec = RunSetSpec(env="letor-stream-v1",
-                      env_params={"n_queries": 200, "n_features": 20, "data_seed": 0},
-                      feedback="full", feedback_params={}, learner=learner,
-                      learner_params=params, reps=(0, 1), seed=1, horizon=horizon,
-                      measures=("ndcg@10",), checkpoints=(horizon,))
+    spec = RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"n_queries": 200, "n_features": 20, "data_seed": 0},
+        feedback="full",
+        feedback_params={},
+        learner=learner,
+        learner_params=params,
+        reps=(0, 1),
+        seed=1,
+        horizon=horizon,
+        measures=("ndcg@10",),
+        checkpoints=(horizon,),
+    )
     return float(run_set(spec)["ndcg@10:avg"].mean())
 
 

@@ -97,13 +97,23 @@ def ref_err(r, order, k=None, max_grade=None):
 
 
 REFERENCE = {
-    "dcg": ref_dcg, "ndcg": ref_ndcg, "ap": ref_ap, "auc": ref_auc,
-    "sumloss": ref_sum_loss, "pairwise": ref_pairwise, "err": lambda r, o: ref_err(r, o, None, 4),
+    "dcg": ref_dcg,
+    "ndcg": ref_ndcg,
+    "ap": ref_ap,
+    "auc": ref_auc,
+    "sumloss": ref_sum_loss,
+    "pairwise": ref_pairwise,
+    "err": lambda r, o: ref_err(r, o, None, 4),
     "precision": lambda r, o: ref_precision(r, o, 3),
 }
 FUNCS = {
-    "dcg": dcg, "ndcg": ndcg, "ap": average_precision, "auc": auc, "sumloss": sum_loss,
-    "pairwise": pairwise_loss, "precision": lambda r, o, **kw: precision(r, o, k=3, **kw),
+    "dcg": dcg,
+    "ndcg": ndcg,
+    "ap": average_precision,
+    "auc": auc,
+    "sumloss": sum_loss,
+    "pairwise": pairwise_loss,
+    "precision": lambda r, o, **kw: precision(r, o, k=3, **kw),
     "err": lambda r, o, **kw: err(r, o, max_grade=4, **kw),  # one scale for batch and rows
 }
 
@@ -136,9 +146,11 @@ def test_hand_values_graded_list():
     assert pairwise_loss(R4, O4) == 2  # (grade 2 above 3) and (grade 1 above 3)
     assert auc(R4, O4) == pytest.approx(2 / 6)  # 4 distinct grades: 6 pairs
     assert err(R4, O4) == pytest.approx(
-        3 / 8 + (1 / 2) * (5 / 8) * (1 / 8) + (1 / 3) * (5 / 8) * (7 / 8) * (7 / 8))
+        3 / 8 + (1 / 2) * (5 / 8) * (1 / 8) + (1 / 3) * (5 / 8) * (7 / 8) * (7 / 8)
+    )
     assert err(R4, O4, max_grade=4) == pytest.approx(
-        3 / 16 + (1 / 2) * (13 / 16) * (1 / 16) + (1 / 3) * (13 / 16) * (15 / 16) * (7 / 16))
+        3 / 16 + (1 / 2) * (13 / 16) * (1 / 16) + (1 / 3) * (13 / 16) * (15 / 16) * (7 / 16)
+    )
     assert err(R4, O4, k=1) == pytest.approx(3 / 8)
 
 
@@ -212,8 +224,24 @@ def test_ct15_s15_map_rows():
 
 
 def test_ct15_s15_auc_rows_m4():
-    cols = ["0000", "0001", "0010", "0100", "1000", "0011", "0101", "1001",
-            "0110", "1010", "1100", "0111", "1011", "1101", "1110", "1111"]
+    cols = [
+        "0000",
+        "0001",
+        "0010",
+        "0100",
+        "1000",
+        "0011",
+        "0101",
+        "1001",
+        "0110",
+        "1010",
+        "1100",
+        "0111",
+        "1011",
+        "1101",
+        "1110",
+        "1111",
+    ]
     rel = np.array([bits(v) for v in cols])
     s1, s24 = order_of_ranks("1234"), order_of_ranks("4321")
     l1 = [0, 1, 2 / 3, 1 / 3, 0, 1, 3 / 4, 1 / 2, 1 / 2, 1 / 4, 0, 1, 2 / 3, 1 / 3, 0, 0]
@@ -274,8 +302,8 @@ def test_dcg_ndcg_match_sklearn_with_exp2_gain(k):
     ours_dcg = from_scores("dcg", rel, scores, k=k)
     ours_ndcg = from_scores("ndcg", rel, scores, k=k, no_relevant=0.0)  # sklearn: 0
     for b in range(25):
-        assert ours_dcg[b] == pytest.approx(dcg_score(y_true[b:b + 1], scores[b:b + 1], k=k))
-        assert ours_ndcg[b] == pytest.approx(ndcg_score(y_true[b:b + 1], scores[b:b + 1], k=k))
+        assert ours_dcg[b] == pytest.approx(dcg_score(y_true[b : b + 1], scores[b : b + 1], k=k))
+        assert ours_ndcg[b] == pytest.approx(ndcg_score(y_true[b : b + 1], scores[b : b + 1], k=k))
     assert ours_ndcg.mean() == pytest.approx(ndcg_score(y_true, scores, k=k))
     assert from_scores("dcg", rel[3], scores[3], k=k) == pytest.approx(ours_dcg[3])
 
@@ -385,9 +413,18 @@ def test_no_relevant_conventions():
 
 
 def test_registry_kinds_and_grammar():
-    kinds = {"dcg": "gain", "ndcg": "gain", "precision": "gain", "ap": "gain", "err": "gain",
-             "auc": "loss", "sumloss": "loss", "pairwise": "loss",
-             "position": "loss", "spearman": "gain"}
+    kinds = {
+        "dcg": "gain",
+        "ndcg": "gain",
+        "precision": "gain",
+        "ap": "gain",
+        "err": "gain",
+        "auc": "loss",
+        "sumloss": "loss",
+        "pairwise": "loss",
+        "position": "loss",
+        "spearman": "gain",
+    }
     assert {n: m.kind for n, m in MEASURES.items()} == kinds
     m = get_measure("ndcg@10")
     assert (m.name, m.k, m.kind, m.label, m.sign) == ("ndcg", 10, "gain", "ndcg@10", 1.0)
@@ -434,8 +471,9 @@ def test_validate_false_gives_the_same_values():
     rel, orders, mask = padded_batch(rng, [3, 5, 1, 5], 5)
     rel = np.nan_to_num(rel)
     for name, f in FUNCS.items():
-        np.testing.assert_array_equal(f(rel, orders, mask=mask),
-                                      f(rel, orders, mask=mask, validate=False), err_msg=name)
+        np.testing.assert_array_equal(
+            f(rel, orders, mask=mask), f(rel, orders, mask=mask, validate=False), err_msg=name
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -475,8 +513,11 @@ BAD_INPUT = [
 ]
 
 
-@pytest.mark.parametrize(("func", "args", "kwargs", "error", "message"), BAD_INPUT,
-                         ids=[f"{i}-{row[4][:20]}" for i, row in enumerate(BAD_INPUT)])
+@pytest.mark.parametrize(
+    ("func", "args", "kwargs", "error", "message"),
+    BAD_INPUT,
+    ids=[f"{i}-{row[4][:20]}" for i, row in enumerate(BAD_INPUT)],
+)
 def test_bad_input_is_rejected_with_a_clear_message(func, args, kwargs, error, message):
     with pytest.raises(error, match=message):
         func(*args, **kwargs)

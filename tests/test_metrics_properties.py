@@ -19,8 +19,13 @@ from oltr.metrics import (
 
 SETTINGS = settings(max_examples=60, deadline=None)
 ALL = {
-    "dcg": dcg, "ndcg": ndcg, "ap": average_precision, "auc": auc, "sumloss": sum_loss,
-    "pairwise": pairwise_loss, "err": lambda r, o, **kw: err(r, o, max_grade=4, **kw),
+    "dcg": dcg,
+    "ndcg": ndcg,
+    "ap": average_precision,
+    "auc": auc,
+    "sumloss": sum_loss,
+    "pairwise": pairwise_loss,
+    "err": lambda r, o, **kw: err(r, o, max_grade=4, **kw),
     "precision": lambda r, o, **kw: precision(r, o, k=2, **kw),
 }
 
@@ -51,8 +56,13 @@ def ideal(rel):
 @given(graded_list(), st.one_of(st.none(), st.integers(1, 12)))
 def test_normalised_measures_lie_in_unit_interval(lst, k):
     rel, order = lst
-    for value in (ndcg(rel, order, k=k), average_precision(rel, order), auc(rel, order),
-                  err(rel, order, k=k), precision(rel, order, k=k or 3)):
+    for value in (
+        ndcg(rel, order, k=k),
+        average_precision(rel, order),
+        auc(rel, order),
+        err(rel, order, k=k),
+        precision(rel, order, k=k or 3),
+    ):
         assert 0.0 <= value <= 1.0 + 1e-12
 
 

@@ -78,13 +78,16 @@ def trained(sort: str, s: list[float], *, eta: float, n_runs: int, seed: int) ->
 # Algorithm 1 and Theorem 3.1 by hand
 
 
-@pytest.mark.parametrize(("kw", "n", "horizon", "want"), [
-    ({}, 4, 100, 4 * math.sqrt(math.log(2)) / math.sqrt(100 * 4)),          # single: M = n
-    ({"n_chosen": 2}, 6, 300, 6 * math.sqrt(math.log(2)) / math.sqrt(300 * 12)),  # M = nk
-    ({"signal": "full"}, 3, 50, 3 * math.sqrt(math.log(2)) / math.sqrt(50 * 6)),  # M = 1+4+1
-    ({"max_loss": 2.0}, 5, 1000, 5 * math.sqrt(math.log(2)) / math.sqrt(2000)),
-    ({}, 10, 3, 1.0),  # n √(log 2 / (T M)) > 1: capped at the algorithm's range η <= 1
-])
+@pytest.mark.parametrize(
+    ("kw", "n", "horizon", "want"),
+    [
+        ({}, 4, 100, 4 * math.sqrt(math.log(2)) / math.sqrt(100 * 4)),  # single: M = n
+        ({"n_chosen": 2}, 6, 300, 6 * math.sqrt(math.log(2)) / math.sqrt(300 * 12)),  # M = nk
+        ({"signal": "full"}, 3, 50, 3 * math.sqrt(math.log(2)) / math.sqrt(50 * 6)),  # M = 1+4+1
+        ({"max_loss": 2.0}, 5, 1000, 5 * math.sqrt(math.log(2)) / math.sqrt(2000)),
+        ({}, 10, 3, 1.0),  # n √(log 2 / (T M)) > 1: capped at the algorithm's range η <= 1
+    ],
+)
 def test_default_rate_is_theorem_31(kw: dict, n: int, horizon: int, want: float) -> None:
     lrn = OnlineRank(horizon=horizon, rng=0, **kw)
     lrn.rank(Context(t=1, n_items=n))
@@ -110,15 +113,18 @@ def test_missing_horizon_is_a_clear_error() -> None:
         OnlineRank(rng=0).rank(Context(t=1, n_items=3))
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    ({"sort": "mergesort"}, "sort"),
-    ({"eta": 0.0}, "eta"),
-    ({"eta": 1.5}, "eta"),
-    ({"max_loss": -1.0}, "max_loss"),
-    ({"signal": "bandit"}, "signal"),
-    ({"horizon": 0}, "horizon"),
-    ({"n_chosen": 0}, "n_chosen"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"sort": "mergesort"}, "sort"),
+        ({"eta": 0.0}, "eta"),
+        ({"eta": 1.5}, "eta"),
+        ({"max_loss": -1.0}, "max_loss"),
+        ({"signal": "bandit"}, "signal"),
+        ({"horizon": 0}, "horizon"),
+        ({"n_chosen": 0}, "n_chosen"),
+    ],
+)
 def test_invalid_parameters(kw: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         OnlineRank(**kw)
@@ -194,8 +200,9 @@ def test_sorting_is_the_library_sort_on_w() -> None:
 
     s = np.array([[3.0, 0.0, 1.0, 2.0, 5.0], [0.0, 4.0, 1.0, 1.0, 0.0]])
     for sort, fn in (("quicksort", noisy_quicksort), ("plackett-luce", plackett_luce)):
-        lrn = OnlineRank(sort=sort, eta=0.4, signal="full", n_runs=2,
-                         rng=RunGenerators.from_rng(3, 2))
+        lrn = OnlineRank(
+            sort=sort, eta=0.4, signal="full", n_runs=2, rng=RunGenerators.from_rng(3, 2)
+        )
         ctx = Context(t=1, n_items=5)
         orders = lrn.rank(ctx)
         lrn.update(ctx, orders, FullFeedback(orders, s))
@@ -210,11 +217,31 @@ def test_sorting_is_the_library_sort_on_w() -> None:
 # Theorem 3.1 and Theorem 3.3 through the runner
 
 
-def spec(env: str, env_params: dict, learner: str, learner_params: dict, *, feedback: str,
-         horizon: int, reps: tuple[int, ...], seed: int, measure: str) -> RunSetSpec:
-    return RunSetSpec(env=env, env_params=env_params, feedback=feedback, feedback_params={},
-                      learner=learner, learner_params=learner_params, reps=reps, seed=seed,
-                      horizon=horizon, measures=(measure,), checkpoints=(horizon // 2, horizon))
+def spec(
+    env: str,
+    env_params: dict,
+    learner: str,
+    learner_params: dict,
+    *,
+    feedback: str,
+    horizon: int,
+    reps: tuple[int, ...],
+    seed: int,
+    measure: str,
+) -> RunSetSpec:
+    return RunSetSpec(
+        env=env,
+        env_params=env_params,
+        feedback=feedback,
+        feedback_params={},
+        learner=learner,
+        learner_params=learner_params,
+        reps=reps,
+        seed=seed,
+        horizon=horizon,
+        measures=(measure,),
+        checkpoints=(horizon // 2, horizon),
+    )
 
 
 ADVERSARIES = [
@@ -222,33 +249,72 @@ ADVERSARIES = [
     ("ailon-choice-v1", {"n_items": 6}, "choice", "pairwise", 6, {}),
     ("ailon-choice-v1", {"n_items": 6, "kind": "zipf"}, "choice", "pairwise", 6, {}),
     ("ailon-choice-v1", {"n_items": 6, "kind": "cyclic"}, "choice", "pairwise", 6, {}),
-    ("ailon-choice-v1", {"n_items": 6, "n_chosen": 2}, "choice", "pairwise", 12,
-     {"n_chosen": 2}),
-    ("ailon-choice-v1", {"n_items": 7, "n_chosen": 3, "kind": "zipf", "skew": 2.0}, "choice",
-     "pairwise", 21, {"n_chosen": 3}),
-    ("fixed-items-v1", {"n_items": 6, "kind": "choice", "n_chosen": 2,
-                        "probs": [0.9, 0.8, 0.5, 0.3, 0.2, 0.1]}, "choice", "pairwise", 12,
-     {"n_chosen": 2}),
+    ("ailon-choice-v1", {"n_items": 6, "n_chosen": 2}, "choice", "pairwise", 12, {"n_chosen": 2}),
+    (
+        "ailon-choice-v1",
+        {"n_items": 7, "n_chosen": 3, "kind": "zipf", "skew": 2.0},
+        "choice",
+        "pairwise",
+        21,
+        {"n_chosen": 3},
+    ),
+    (
+        "fixed-items-v1",
+        {"n_items": 6, "kind": "choice", "n_chosen": 2, "probs": [0.9, 0.8, 0.5, 0.3, 0.2, 0.1]},
+        "choice",
+        "pairwise",
+        12,
+        {"n_chosen": 2},
+    ),
     # rank aggregation: sumloss = const − ρ, same regret as ℓℓ (§5); M = n²(n²−1)/12
-    ("spearman-aggregation-v1", {"n_items": 5}, "full", "sumloss", 25 * 24 / 12,
-     {"signal": "full"}),
-    ("spearman-aggregation-v1", {"n_items": 5, "kind": "uniform"}, "full", "sumloss",
-     25 * 24 / 12, {"signal": "full"}),
+    (
+        "spearman-aggregation-v1",
+        {"n_items": 5},
+        "full",
+        "sumloss",
+        25 * 24 / 12,
+        {"signal": "full"},
+    ),
+    (
+        "spearman-aggregation-v1",
+        {"n_items": 5, "kind": "uniform"},
+        "full",
+        "sumloss",
+        25 * 24 / 12,
+        {"signal": "full"},
+    ),
 ]
 
 
 @pytest.mark.parametrize("sort", SORTS)
-@pytest.mark.parametrize(("env", "env_params", "feedback", "measure", "m_bound", "extra"),
-                         ADVERSARIES, ids=lambda v: str(v) if isinstance(v, str) else None)
-def test_regret_stays_under_theorem_31(sort: str, env: str, env_params: dict, feedback: str,
-                                       measure: str, m_bound: float, extra: dict) -> None:
+@pytest.mark.parametrize(
+    ("env", "env_params", "feedback", "measure", "m_bound", "extra"),
+    ADVERSARIES,
+    ids=lambda v: str(v) if isinstance(v, str) else None,
+)
+def test_regret_stays_under_theorem_31(
+    sort: str, env: str, env_params: dict, feedback: str, measure: str, m_bound: float, extra: dict
+) -> None:
     horizon, reps = 400, (0, 1, 2, 3)
     n = env_params["n_items"]
-    trace = run_set(spec(env, env_params, "onlinerank", {"sort": sort, **extra},
-                         feedback=feedback, horizon=horizon, reps=reps, seed=17, measure=measure))
+    trace = run_set(
+        spec(
+            env,
+            env_params,
+            "onlinerank",
+            {"sort": sort, **extra},
+            feedback=feedback,
+            horizon=horizon,
+            reps=reps,
+            seed=17,
+            measure=measure,
+        )
+    )
     eta = min(1.0, n * math.sqrt(math.log(2) / (horizon * m_bound)))
-    assert n * math.sqrt(horizon * m_bound * math.log(2)) >= \
-        eta * horizon * m_bound / 2 + math.comb(n, 2) * math.log(2) / eta - 1e-9
+    assert (
+        n * math.sqrt(horizon * m_bound * math.log(2))
+        >= eta * horizon * m_bound / 2 + math.comb(n, 2) * math.log(2) / eta - 1e-9
+    )
     for t, rows in trace.groupby("t"):
         # §6, last display: E[L_t] − L_t(π*) <= η t M / 2 + C(n, 2) log 2 / η, for every t <= T;
         # at t = T with Theorem 3.1's η it is at most n √(T M log 2) (checked above).
@@ -256,17 +322,32 @@ def test_regret_stays_under_theorem_31(sort: str, env: str, env_params: dict, fe
         assert rows[f"{measure}:regret"].mean() <= bound, (t, rows[f"{measure}:regret"].mean())
 
 
-@pytest.mark.parametrize(("env", "env_params", "feedback", "measure", "m_bound", "extra"),
-                         ADVERSARIES, ids=lambda v: str(v) if isinstance(v, str) else None)
-def test_fpl_regret_stays_under_kalai_vempala(env: str, env_params: dict, feedback: str,
-                                              measure: str, m_bound: float, extra: dict) -> None:
+@pytest.mark.parametrize(
+    ("env", "env_params", "feedback", "measure", "m_bound", "extra"),
+    ADVERSARIES,
+    ids=lambda v: str(v) if isinstance(v, str) else None,
+)
+def test_fpl_regret_stays_under_kalai_vempala(
+    env: str, env_params: dict, feedback: str, measure: str, m_bound: float, extra: dict
+) -> None:
     from oltr.learners.onlinerank import fpl_rate
 
     horizon, reps = 400, (0, 1, 2, 3)
     n = env_params["n_items"]
     params = {k: v for k, v in extra.items() if k in ("n_chosen", "signal")}
-    trace = run_set(spec(env, env_params, "ailon-fpl", params, feedback=feedback,
-                         horizon=horizon, reps=reps, seed=17, measure=measure))
+    trace = run_set(
+        spec(
+            env,
+            env_params,
+            "ailon-fpl",
+            params,
+            feedback=feedback,
+            horizon=horizon,
+            reps=reps,
+            seed=17,
+            measure=measure,
+        )
+    )
     _, bound = fpl_rate(n, horizon, **params)
     final = trace[trace["t"] == horizon][f"{measure}:regret"].mean()
     assert final <= bound
@@ -293,14 +374,16 @@ def test_fpl_follows_the_leader_when_the_noise_is_small() -> None:
     assert set(top[1, :2].tolist()) == {0, 3}  # counts 1, 0, 0, 1
 
 
-@pytest.mark.parametrize(("n_chosen", "learner", "params"), [
-    (1, "onlinerank", {"sort": "quicksort"}),
-    (1, "onlinerank", {"sort": "plackett-luce"}),
-    (1, "ailon-fpl", {}),
-    (2, "onlinerank", {"sort": "plackett-luce", "n_chosen": 2}),
-])
-def test_expected_loss_on_the_uniform_adversary(n_chosen: int, learner: str,
-                                                params: dict) -> None:
+@pytest.mark.parametrize(
+    ("n_chosen", "learner", "params"),
+    [
+        (1, "onlinerank", {"sort": "quicksort"}),
+        (1, "onlinerank", {"sort": "plackett-luce"}),
+        (1, "ailon-fpl", {}),
+        (2, "onlinerank", {"sort": "plackett-luce", "n_chosen": 2}),
+    ],
+)
+def test_expected_loss_on_the_uniform_adversary(n_chosen: int, learner: str, params: dict) -> None:
     """Theorem 3.3's adversary: whatever the algorithm, the ℓℓ loss of a round is the sum
     of the (0-based) positions of a uniform k-subset minus k(k−1)/2, independent of the
     past; so L_T has mean T k(n−k)/2 and variance T k(n−k)(n+1)/12 exactly. Each seed
@@ -308,9 +391,19 @@ def test_expected_loss_on_the_uniform_adversary(n_chosen: int, learner: str,
     n, horizon, seeds = 8, 300, range(12)
     totals = []
     for seed in seeds:
-        trace = run_set(spec("ailon-choice-v1", {"n_items": n, "n_chosen": n_chosen}, learner,
-                             params, feedback="choice", horizon=horizon, reps=(0,), seed=seed,
-                             measure="pairwise"))
+        trace = run_set(
+            spec(
+                "ailon-choice-v1",
+                {"n_items": n, "n_chosen": n_chosen},
+                learner,
+                params,
+                feedback="choice",
+                horizon=horizon,
+                reps=(0,),
+                seed=seed,
+                measure="pairwise",
+            )
+        )
         totals.append(float(trace["pairwise:cum"].iloc[-1]))
     k = n_chosen
     mean, var = horizon * k * (n - k) / 2, horizon * k * (n - k) * (n + 1) / 12
@@ -347,8 +440,9 @@ def test_reproduction_small(name: str, k: int) -> None:
         final = run_set(planned.spec).query(f"t == {horizon}")
         z = (final["pairwise:cum"].mean() - mean) / math.sqrt(var)
         assert abs(z) < stats.norm.ppf(1 - ALPHA / 2), (planned.label, final["pairwise:cum"].mean())
-        np.testing.assert_allclose(final["sumloss:cum"] - final["pairwise:cum"],
-                                   horizon * k * (k + 1) / 2)
+        np.testing.assert_allclose(
+            final["sumloss:cum"] - final["pairwise:cum"], horizon * k * (k + 1) / 2
+        )
         if planned.spec.learner in bounds:
             assert final["pairwise:regret"].mean() <= bounds[planned.spec.learner], planned.label
 

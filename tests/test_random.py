@@ -24,8 +24,12 @@ def test_same_keys_same_stream_different_keys_different_stream():
 def test_string_keys_are_stable_across_processes():
     # Python's hash() of a str is salted per process; our key must not be.
     code = "from oltr.random import stable_key; print(stable_key('rtop1f'))"
-    out = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.strip() for _ in range(2)}
+    out = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    }
     assert out == {str(stable_key("rtop1f"))}
 
 

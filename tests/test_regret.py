@@ -72,14 +72,18 @@ def test_exponent_fits_only_the_chosen_range() -> None:
     assert slope == pytest.approx(1.0, abs=1e-12)
 
 
-@pytest.mark.parametrize(("t", "r", "kw", "match"), [
-    ([1, 2, 3], [1, 2], {}, "equal length"),
-    ([1, 2, 3], [1, 2, 3], {"t_min": 2}, "at least 3 points"),
-    ([1, 2, 3, 4], [1, 0, 2, 3], {}, r"must be > 0 .*\(first at t=2\)"),
-    ([1, 2, 3, 4], [1, np.nan, 2, 3], {}, "must be > 0"),
-])
-def test_exponent_rejects_bad_input(t: list[float], r: list[float], kw: dict[str, float],
-                                    match: str) -> None:
+@pytest.mark.parametrize(
+    ("t", "r", "kw", "match"),
+    [
+        ([1, 2, 3], [1, 2], {}, "equal length"),
+        ([1, 2, 3], [1, 2, 3], {"t_min": 2}, "at least 3 points"),
+        ([1, 2, 3, 4], [1, 0, 2, 3], {}, r"must be > 0 .*\(first at t=2\)"),
+        ([1, 2, 3, 4], [1, np.nan, 2, 3], {}, "must be > 0"),
+    ],
+)
+def test_exponent_rejects_bad_input(
+    t: list[float], r: list[float], kw: dict[str, float], match: str
+) -> None:
     with pytest.raises(ValueError, match=match):
         regret_exponent(t, r, **kw)
 
@@ -88,8 +92,9 @@ def test_exponent_rejects_bad_input(t: list[float], r: list[float], kw: dict[str
 # checkpoints
 
 
-@pytest.mark.parametrize(("horizon", "n"), [(1, 1), (1, 5), (10, 3), (100, 100), (1000, 50),
-                                            (10**6, 60), (37, 12)])
+@pytest.mark.parametrize(
+    ("horizon", "n"), [(1, 1), (1, 5), (10, 3), (100, 100), (1000, 50), (10**6, 60), (37, 12)]
+)
 def test_log_checkpoints_shape(horizon: int, n: int) -> None:
     cp = log_checkpoints(horizon, n)
     assert len(cp) == min(n, horizon)
@@ -102,11 +107,12 @@ def test_log_checkpoints_are_geometric_where_there_is_room() -> None:
     assert log_checkpoints(10**4, 5) == (1, 10, 100, 1000, 10**4)
     cp = np.asarray(log_checkpoints(10**6, 61), dtype=float)
     ratios = cp[-20:] / cp[-21:-1]  # late checkpoints: ratio 10^(6/60) up to rounding
-    assert np.allclose(ratios, 10 ** 0.1, rtol=1e-3)
+    assert np.allclose(ratios, 10**0.1, rtol=1e-3)
 
 
-@pytest.mark.parametrize(("horizon", "n", "error"), [(0, 3, ValueError), (10, 0, ValueError),
-                                                     (10.0, 3, TypeError)])
+@pytest.mark.parametrize(
+    ("horizon", "n", "error"), [(0, 3, ValueError), (10, 0, ValueError), (10.0, 3, TypeError)]
+)
 def test_log_checkpoints_rejects_bad_input(horizon: object, n: int, error: type) -> None:
     with pytest.raises(error):
         log_checkpoints(horizon, n)  # type: ignore[arg-type]
@@ -128,8 +134,21 @@ def brute_force(relevance: np.ndarray, measure: str, checkpoints: list[int]) -> 
     return table.max(axis=0) if meas.kind == "gain" else table.min(axis=0)
 
 
-MEASURES = ["dcg", "dcg@2", "precision@2", "sumloss", "pairwise", "ndcg", "ndcg@2", "ap",
-            "auc", "err", "position", "position@2", "spearman"]
+MEASURES = [
+    "dcg",
+    "dcg@2",
+    "precision@2",
+    "sumloss",
+    "pairwise",
+    "ndcg",
+    "ndcg@2",
+    "ap",
+    "auc",
+    "err",
+    "position",
+    "position@2",
+    "spearman",
+]
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # no fallback from the separable path
@@ -145,8 +164,9 @@ def test_comparator_equals_brute_force(measure: str, m: int, graded: bool) -> No
     checkpoints = [1, 2, 5, 13, 27, 40]
     got = hindsight_comparator(relevance, measure, checkpoints)
     assert got is not None
-    np.testing.assert_allclose(got, brute_force(relevance, measure, checkpoints),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        got, brute_force(relevance, measure, checkpoints), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_comparator_hand_example() -> None:
@@ -198,12 +218,15 @@ def test_graded_pairwise_is_not_separable_but_enumerated() -> None:
     assert hindsight_comparator(wide, "pairwise", checkpoints) is None
 
 
-@pytest.mark.parametrize(("relevance", "checkpoints", "match"), [
-    ([1, 0], [1], r"shape \(T, m\)"),
-    ([[1, -1]], [1], "grades >= 0"),
-    ([[1, 0], [0, 1]], [3], "within 1..2"),
-    ([[1, 0], [0, 1]], [2, 1], "increase strictly"),
-])
+@pytest.mark.parametrize(
+    ("relevance", "checkpoints", "match"),
+    [
+        ([1, 0], [1], r"shape \(T, m\)"),
+        ([[1, -1]], [1], "grades >= 0"),
+        ([[1, 0], [0, 1]], [3], "within 1..2"),
+        ([[1, 0], [0, 1]], [2, 1], "increase strictly"),
+    ],
+)
 def test_comparator_rejects_bad_input(relevance: list, checkpoints: list[int], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         hindsight_comparator(relevance, "dcg", checkpoints)

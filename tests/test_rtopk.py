@@ -11,7 +11,8 @@ from scipy.stats import binomtest
 from oltr.envs.stream import LetorStreamEnv
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import FullFeedback, TopKFeedback, TopKFeedbackModel
-from oltr.learners.rtopk import RTopKF, own_order, project_rows, trusted_estimate
+from oltr.learners.linear import batch_scores, batch_step, own_order, project_rows
+from oltr.learners.rtopk import RTopKF, trusted_estimate
 from oltr.surrogates import make_surrogate
 from oltr.types import Context, RunGenerators
 
@@ -21,8 +22,15 @@ X = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]])
 TINY = 1e-12  # an exploration rate that never explores in one round (P = 1e-12)
 
 
-def one_step(surrogate: str, labels: list[float], *, gamma: float = TINY, eta: float = 0.5,
-             radius: float = math.inf, **kw: float) -> tuple[np.ndarray, np.ndarray]:
+def one_step(
+    surrogate: str,
+    labels: list[float],
+    *,
+    gamma: float = TINY,
+    eta: float = 0.5,
+    radius: float = math.inf,
+    **kw: float,
+) -> tuple[np.ndarray, np.ndarray]:
     """One round from w = 0: (shown order, weights after the update)."""
     lrn = RTopKF(surrogate=surrogate, eta=eta, gamma=gamma, radius=radius, rng=0, **kw)
     ctx = Context(t=1, n_items=3, features=X)
@@ -108,30 +116,39 @@ def test_paper_defaults() -> None:
     assert lrn.eta_ == pytest.approx(0.01)  # T^(-2/3)
     assert lrn.gamma_ == pytest.approx(0.1)  # T^(-1/3)
     assert lrn.radius == 1.0 and lrn.eps == 0.01
-    assert {s: RTopKF(surrogate=s, horizon=8).requires.k
-            for s in ("squared", "ranksvm", "kl", "smoothdcg")} == \
-        {"squared": 1, "ranksvm": 2, "kl": 1, "smoothdcg": 1}
+    assert {
+        s: RTopKF(surrogate=s, horizon=8).requires.k
+        for s in ("squared", "ranksvm", "kl", "smoothdcg")
+    } == {"squared": 1, "ranksvm": 2, "kl": 1, "smoothdcg": 1}
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"surrogate": "listnet", "horizon": 10}, ValueError, "surrogate must be one of"),
-    ({"surrogate": "hinge", "horizon": 10}, ValueError, "surrogate must be one of"),
-    ({"eta": 0.0, "gamma": 0.1}, ValueError, "eta must be > 0"),
-    ({"eta": 0.1, "gamma": 1.5}, ValueError, "gamma must be <= 1"),
-    ({"eta": 0.1, "gamma": 0.0}, ValueError, "gamma must be > 0"),
-    ({"horizon": 10, "radius": -1.0}, ValueError, "radius must be > 0"),
-    ({"horizon": 10, "eps": 0.0}, ValueError, "eps must be > 0"),
-    ({"horizon": 0}, ValueError, "horizon must be >= 1"),
-    ({"horizon": 10, "eta": "0.1"}, TypeError, "eta must be a number"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"surrogate": "listnet", "horizon": 10}, ValueError, "surrogate must be one of"),
+        ({"surrogate": "hinge", "horizon": 10}, ValueError, "surrogate must be one of"),
+        ({"eta": 0.0, "gamma": 0.1}, ValueError, "eta must be > 0"),
+        ({"eta": 0.1, "gamma": 1.5}, ValueError, "gamma must be <= 1"),
+        ({"eta": 0.1, "gamma": 0.0}, ValueError, "gamma must be > 0"),
+        ({"horizon": 10, "radius": -1.0}, ValueError, "radius must be > 0"),
+        ({"horizon": 10, "eps": 0.0}, ValueError, "eps must be > 0"),
+        ({"horizon": 0}, ValueError, "horizon must be >= 1"),
+        ({"horizon": 10, "eta": "0.1"}, TypeError, "eta must be a number"),
+    ],
+)
 def test_bad_parameters(kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         RTopKF(**kwargs)
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({}, "eta defaults to T"), ({"eta": 0.1}, "gamma defaults to T"),
-    ({"gamma": 0.1}, "eta defaults to T")])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({}, "eta defaults to T"),
+        ({"eta": 0.1}, "gamma defaults to T"),
+        ({"gamma": 0.1}, "eta defaults to T"),
+    ],
+)
 def test_defaults_need_the_horizon_before_the_first_round(kwargs: dict, match: str) -> None:
     lrn = RTopKF(**kwargs)  # buildable (configs are checked without T) ...
     with pytest.raises(ValueError, match=match):  # ... but cannot start
@@ -173,8 +190,13 @@ def test_explores_with_probability_gamma() -> None:
 
 
 def rollout(lrn: RTopKF, n_rounds: int, fb_rngs: RunGenerators) -> tuple[list, np.ndarray]:
-    env = LetorStreamEnv(n_queries=30, n_features=6, min_docs=2, max_docs=25,
-                         feedback=TopKFeedbackModel(k=lrn.requires.k))
+    env = LetorStreamEnv(
+        n_queries=30,
+        n_features=6,
+        min_docs=2,
+        max_docs=25,
+        feedback=TopKFeedbackModel(k=lrn.requires.k),
+    )
     env.reset(rng=5)
     orders = []
     for t in range(1, n_rounds + 1):
@@ -195,12 +217,15 @@ def test_batch_of_five_equals_five_single_runs(surrogate: str) -> None:
     for b, rep in enumerate(reps):
         solo_orders, solo_w = rollout(
             RTopKF(**params, n_runs=1, rng=RunGenerators.from_keys(9, "learner", reps=[rep])),
-            200, RunGenerators.from_keys(9, "feedback", reps=[rep]))
-        assert all(np.array_equal(x[b], y[0]) for x, y in zip(batch_orders, solo_orders,
-                                                                 strict=True))
-        # Orders agree exactly; the weights up to BLAS rounding (a (5, d) and a (1, d)
-        # matmul may sum in different orders), amplified by SmoothDCG's 1/ε = 100.
-        np.testing.assert_allclose(batch_w[b], solo_w[0], rtol=1e-8, atol=1e-12)
+            200,
+            RunGenerators.from_keys(9, "feedback", reps=[rep]),
+        )
+        assert all(
+            np.array_equal(x[b], y[0]) for x, y in zip(batch_orders, solo_orders, strict=True)
+        )
+        # Bit for bit: a run's arithmetic does not depend on its batch companions
+        # (oltr.learners.linear computes each run's row with the same instructions).
+        np.testing.assert_array_equal(batch_w[b], solo_w[0])
 
 
 # ----------------------------------------------------------------- numerical limits
@@ -240,11 +265,19 @@ def test_kl_refuses_unrepresentable_scores() -> None:
 
 
 def final_ndcg(learner: str, params: dict, horizon: int = 3000) -> float:
-    spec = RunSetSpec(env="letor-stream-v1",
-                      env_params={"n_queries": 200, "n_features": 20, "data_seed": 0},
-                      feedback="full", feedback_params={}, learner=learner,
-                      learner_params=params, reps=(0, 1, 2), seed=1, horizon=horizon,
-                      measures=("ndcg@10",), checkpoints=(horizon,))
+    spec = RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"n_queries": 200, "n_features": 20, "data_seed": 0},
+        feedback="full",
+        feedback_params={},
+        learner=learner,
+        learner_params=params,
+        reps=(0, 1, 2),
+        seed=1,
+        horizon=horizon,
+        measures=("ndcg@10",),
+        checkpoints=(horizon,),
+    )
     return float(run_set(spec)["ndcg@10:avg"].mean())
 
 
@@ -267,8 +300,9 @@ def test_ct16_fig1_small_reproduces_the_ordering(tmp_path) -> None:  # type: ign
     from oltr.cli import app
 
     out = tmp_path / "ct16"
-    result = CliRunner().invoke(app, ["reproduce", "ct16-fig1", "--size", "small", "--out",
-                                      str(out), "-q", "-j", "1"])
+    result = CliRunner().invoke(
+        app, ["reproduce", "ct16-fig1", "--size", "small", "--out", str(out), "-q", "-j", "1"]
+    )
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out / "report" / "final.csv").set_index("learner")["ndcg@10:avg mean"]
     assert len(table) == 6
@@ -278,22 +312,46 @@ def test_ct16_fig1_small_reproduces_the_ordering(tmp_path) -> None:  # type: ign
     assert (rtopk > table["random ranker"]).all()
 
 
-def test_in_place_blas_update_equals_the_numpy_update(monkeypatch: pytest.MonkeyPatch) -> None:
-    # From _DGEMM_RUNS runs on, the step is one in-place dgemm; it must be the same step.
-    import oltr.learners.rtopk as rtopk
+@pytest.mark.parametrize("shape", [(1, 3, 4), (5, 24, 70), (64, 50, 46)])
+def test_batched_products_equal_numpy_within_the_dot_product_bound(shape: tuple) -> None:
+    # batch_scores and batch_step compute W Xᵀ and W − η D X with sums in index order.
+    # Higham's bound for a recursive sum of n products: |fl(Σ aᵢbᵢ) − Σ aᵢbᵢ| ≤ γₙ Σ|aᵢbᵢ|,
+    # γₙ = n u / (1 − n u), u = 2⁻⁵³; numpy's BLAS obeys the same bound, so the two differ
+    # by at most 2 γₙ Σ|aᵢbᵢ| per entry.
+    n_runs, m, d = shape
+    rng = np.random.default_rng(sum(shape))
+    w, x, direction = (
+        rng.normal(size=(n_runs, d)),
+        rng.normal(size=(m, d)),
+        rng.normal(size=(n_runs, m)),
+    )
+    u = 2.0**-53
 
-    feats = np.random.default_rng(0).random((10, 5))
-    grades = np.arange(10.0) % 3
+    def gamma(n: int) -> float:
+        return n * u / (1 - n * u)
 
-    def run(threshold: int) -> np.ndarray:
-        monkeypatch.setattr(rtopk, "_DGEMM_RUNS", threshold)
-        lrn = RTopKF(eta=0.1, gamma=0.3, n_runs=16, rng=1)
-        for t in range(1, 40):
-            ctx = Context(t=t, n_items=10, features=feats)
-            o = lrn.rank(ctx)
-            lrn.update(ctx, o, TopKFeedback(o, grades[o[:, :1]]))
-        return np.array(lrn.weights_)
+    scores = batch_scores(w, x)
+    bound = 2 * gamma(d) * (np.abs(w) @ np.abs(x).T)
+    assert (np.abs(scores - w @ x.T) <= bound).all()
+    stepped = w.copy()
+    batch_step(stepped, direction, 0.3, x)
+    exact_step = (0.3 * direction) @ x
+    # |a − b| ≤ 2γₘ S for the two sums a, b (S = Σ|c x|), and each final subtraction
+    # rounds once: |fl(w − a) − fl(w − b)| ≤ 2u|w − b| + 2γₘ S (1 + u).
+    total = np.abs(0.3 * direction) @ np.abs(x)
+    bound = 2 * u * np.abs(w - exact_step) + 2 * gamma(m) * total * (1 + u)
+    assert (np.abs(stepped - (w - exact_step)) <= bound).all()
 
-    blas, plain = run(1), run(10**9)
-    assert np.abs(blas).max() > 0.1
-    np.testing.assert_allclose(blas, plain, rtol=1e-10, atol=1e-13)
+
+def test_a_run_computes_the_same_bits_in_any_batch() -> None:
+    # Row b of a batch equals the same row computed alone, for both products.
+    rng = np.random.default_rng(3)
+    w, x, direction = rng.normal(size=(7, 33)), rng.normal(size=(19, 33)), rng.normal(size=(7, 19))
+    batch = batch_scores(w, x)
+    stepped = w.copy()
+    batch_step(stepped, direction, 0.1, x)
+    for b in range(7):
+        np.testing.assert_array_equal(batch_scores(w[b : b + 1], x)[0], batch[b])
+        alone = w[b : b + 1].copy()
+        batch_step(alone, direction[b : b + 1], 0.1, x)
+        np.testing.assert_array_equal(alone[0], stepped[b])

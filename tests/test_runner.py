@@ -22,9 +22,17 @@ REL = [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 1]]  # rounds 1..4, items 0..2
 
 def spec(**overrides: Any) -> RunSetSpec:
     base: dict[str, Any] = dict(
-        env="fixed-items-v1", env_params={"relevance": REL}, feedback="full", feedback_params={},
-        learner="fixed", learner_params={}, reps=(0,), seed=11, horizon=4,
-        measures=("dcg", "sumloss"), checkpoints=(1, 2, 3, 4),
+        env="fixed-items-v1",
+        env_params={"relevance": REL},
+        feedback="full",
+        feedback_params={},
+        learner="fixed",
+        learner_params={},
+        reps=(0,),
+        seed=11,
+        horizon=4,
+        measures=("dcg", "sumloss"),
+        checkpoints=(1, 2, 3, 4),
     )
     base.update(overrides)
     return RunSetSpec(**base)
@@ -54,11 +62,13 @@ def test_fixed_ranker_trace_by_hand() -> None:
     # per round: the relevant item sits at position 1, 3, 2, 3
     np.testing.assert_allclose(df["dcg"], [1.0, 0.5, d2, 0.5], rtol=1e-12)
     np.testing.assert_allclose(df["dcg:cum"], [1.0, 1.5, 1.5 + d2, 2 + d2], rtol=1e-12)
-    np.testing.assert_allclose(df["dcg:avg"], [1.0, 1.5 / 2, (1.5 + d2) / 3, (2 + d2) / 4],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        df["dcg:avg"], [1.0, 1.5 / 2, (1.5 + d2) / 3, (2 + d2) / 4], rtol=1e-12
+    )
     # best fixed order in hindsight: 1; 1 + d2; 1 + d2 + 1/2; 2·1 + d2 + 1/2 (item 2 twice)
-    np.testing.assert_allclose(df["dcg:regret"], [0.0, 1 + d2 - 1.5, 0.0, 2 + d2 + 0.5 - (2 + d2)],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        df["dcg:regret"], [0.0, 1 + d2 - 1.5, 0.0, 2 + d2 + 0.5 - (2 + d2)], atol=1e-12
+    )
     assert df["sumloss"].tolist() == [1.0, 3.0, 2.0, 3.0]
     assert df["sumloss:cum"].tolist() == [1.0, 4.0, 6.0, 9.0]
     # best fixed order: 1; 1 + 2; 1 + 2 + 3; 2·1 + 2 + 3 — regret is learner minus comparator
@@ -68,16 +78,34 @@ def test_fixed_ranker_trace_by_hand() -> None:
 def test_trace_columns_and_row_order() -> None:
     df = run_set(spec(reps=(3, 1), checkpoints=(2, 4)))
     assert list(df.columns) == trace_columns(("dcg", "sumloss"))
-    assert list(df.columns) == ["rep", "t", "dcg", "dcg:cum", "dcg:avg", "dcg:regret",
-                                "sumloss", "sumloss:cum", "sumloss:avg", "sumloss:regret"]
+    assert list(df.columns) == [
+        "rep",
+        "t",
+        "dcg",
+        "dcg:cum",
+        "dcg:avg",
+        "dcg:regret",
+        "sumloss",
+        "sumloss:cum",
+        "sumloss:avg",
+        "sumloss:regret",
+    ]
     assert df["rep"].tolist() == [3, 3, 1, 1]
     assert df["t"].tolist() == [2, 4, 2, 4]
     assert df["rep"].dtype == np.int64 and df["t"].dtype == np.int64
 
 
 def test_contextual_stream_has_no_comparator() -> None:
-    df = run_set(spec(env="letor-stream-v1", env_params={"n_queries": 10, "n_features": 3},
-                      learner="random", horizon=20, measures=("ndcg@5",), checkpoints=(10, 20)))
+    df = run_set(
+        spec(
+            env="letor-stream-v1",
+            env_params={"n_queries": 10, "n_features": 3},
+            learner="random",
+            horizon=20,
+            measures=("ndcg@5",),
+            checkpoints=(10, 20),
+        )
+    )
     assert df["ndcg@5:regret"].isna().all()
     assert df["ndcg@5"].between(0, 1).all()
 
@@ -85,16 +113,26 @@ def test_contextual_stream_has_no_comparator() -> None:
 # ---------------------------------------------------------------------------
 # determinism and batch invariance
 
-RANDOM_FIXED = dict(env="fixed-items-v1",
-                    env_params={"n_items": 5, "kind": "graded", "max_grade": 3},
-                    feedback="top-k", feedback_params={"k": 2}, learner="random", horizon=100,
-                    measures=("dcg", "ndcg@3", "err", "pairwise", "ap"),
-                    checkpoints=log_checkpoints(100, 12))
-RANDOM_STREAM = dict(env="letor-stream-v1",
-                     env_params={"n_queries": 30, "n_features": 5, "min_docs": 2, "max_docs": 40},
-                     feedback="full", feedback_params={}, learner="random", horizon=100,
-                     measures=("ndcg@10", "dcg", "precision@3", "auc"),
-                     checkpoints=log_checkpoints(100, 10))
+RANDOM_FIXED = dict(
+    env="fixed-items-v1",
+    env_params={"n_items": 5, "kind": "graded", "max_grade": 3},
+    feedback="top-k",
+    feedback_params={"k": 2},
+    learner="random",
+    horizon=100,
+    measures=("dcg", "ndcg@3", "err", "pairwise", "ap"),
+    checkpoints=log_checkpoints(100, 12),
+)
+RANDOM_STREAM = dict(
+    env="letor-stream-v1",
+    env_params={"n_queries": 30, "n_features": 5, "min_docs": 2, "max_docs": 40},
+    feedback="full",
+    feedback_params={},
+    learner="random",
+    horizon=100,
+    measures=("ndcg@10", "dcg", "precision@3", "auc"),
+    checkpoints=log_checkpoints(100, 10),
+)
 
 
 @pytest.mark.parametrize("setup", [RANDOM_FIXED, RANDOM_STREAM], ids=["fixed", "stream"])
@@ -113,14 +151,17 @@ def test_batch_of_ten_equals_ten_single_runs_exactly(setup: dict[str, Any]) -> N
     """
     reps = tuple(range(10))
     batch = run_set(spec(**setup, reps=reps, seed=8))
-    singles = pd.concat([run_set(spec(**setup, reps=(r,), seed=8)) for r in reps],
-                        ignore_index=True)
+    singles = pd.concat(
+        [run_set(spec(**setup, reps=(r,), seed=8)) for r in reps], ignore_index=True
+    )
     pd.testing.assert_frame_equal(batch, singles, check_exact=True)
     # and a run does not depend on its neighbours: rep 7 alone equals rep 7 among (3, 7)
     pair = run_set(spec(**setup, reps=(3, 7), seed=8))
-    pd.testing.assert_frame_equal(pair[pair["rep"] == 7].reset_index(drop=True),
-                                  singles[singles["rep"] == 7].reset_index(drop=True),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        pair[pair["rep"] == 7].reset_index(drop=True),
+        singles[singles["rep"] == 7].reset_index(drop=True),
+        check_exact=True,
+    )
 
 
 def test_seeds_and_reps_change_the_random_streams() -> None:
@@ -176,8 +217,14 @@ class ShowBoth(Learner):
 
 def test_duel_rounds_evaluate_the_mean_of_both_lists(extra_learner: Any) -> None:
     extra_learner("test-show-both", ShowBoth)
-    df = run_set(spec(learner="test-show-both", feedback="duel",
-                      feedback_params={"measure": "dcg", "link": "sign"}, measures=("sumloss",)))
+    df = run_set(
+        spec(
+            learner="test-show-both",
+            feedback="duel",
+            feedback_params={"measure": "dcg", "link": "sign"},
+            measures=("sumloss",),
+        )
+    )
     # SumLoss of identity / reversed: round 1 (item 0 relevant): 1 / 3; round 2 (item 2): 3 / 1;
     # round 3 (item 1): 2 / 2; round 4 (item 2): 3 / 1.
     assert df["sumloss"].tolist() == [(1 + 3) / 2, (3 + 1) / 2, (2 + 2) / 2, (3 + 1) / 2]
@@ -208,38 +255,45 @@ def test_invalid_rankings_are_caught(extra_learner: Any) -> None:
         run_set(spec(learner="test-broken"))
 
 
-@pytest.mark.parametrize(("overrides", "error", "match"), [
-    ({"feedback": "duel"}, ValueError, "requires no feedback"),
-    ({"horizon": 5, "checkpoints": (5,)}, ValueError, "horizon 5 exceeds the 4 rounds"),
-    ({"learner": "rtop0"}, ValueError, "unknown learner 'rtop0'; valid: .*fixed"),
-    ({"env": "mq2099"}, ValueError, "unknown environment 'mq2099'"),
-    ({"learner_params": {"feature": -1}}, ValueError, "feature must be >= 0, got -1"),
-    ({"learner_params": {"eta": 1}}, TypeError, "learner 'fixed' has no parameter 'eta'"),
-    ({"learner_params": {"n_runs": 3}}, ValueError, "'n_runs' is set by the runner"),
-    ({"env_params": {"n_items": 0}}, ValueError, "n_items must be >= 1"),
-    ({"measures": ("ndcg@x",)}, ValueError, "cannot parse measure"),
-])
-def test_misconfiguration_fails_before_the_first_round(overrides: dict[str, Any], error: type,
-                                                        match: str) -> None:
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"feedback": "duel"}, ValueError, "requires no feedback"),
+        ({"horizon": 5, "checkpoints": (5,)}, ValueError, "horizon 5 exceeds the 4 rounds"),
+        ({"learner": "rtop0"}, ValueError, "unknown learner 'rtop0'; valid: .*fixed"),
+        ({"env": "mq2099"}, ValueError, "unknown environment 'mq2099'"),
+        ({"learner_params": {"feature": -1}}, ValueError, "feature must be >= 0, got -1"),
+        ({"learner_params": {"eta": 1}}, TypeError, "learner 'fixed' has no parameter 'eta'"),
+        ({"learner_params": {"n_runs": 3}}, ValueError, "'n_runs' is set by the runner"),
+        ({"env_params": {"n_items": 0}}, ValueError, "n_items must be >= 1"),
+        ({"measures": ("ndcg@x",)}, ValueError, "cannot parse measure"),
+    ],
+)
+def test_misconfiguration_fails_before_the_first_round(
+    overrides: dict[str, Any], error: type, match: str
+) -> None:
     calls: list[int] = []
     with pytest.raises(error, match=match):
         run_set(spec(**overrides), progress=calls.append)
     assert calls == []
 
 
-@pytest.mark.parametrize(("overrides", "error", "match"), [
-    ({"reps": ()}, ValueError, "reps must be non-empty and distinct"),
-    ({"reps": (1, 1)}, ValueError, "reps must be non-empty and distinct"),
-    ({"reps": (-1,)}, ValueError, r"reps\[\] must be >= 0"),
-    ({"seed": -2}, ValueError, "seed must be >= 0"),
-    ({"horizon": 0}, ValueError, "horizon must be >= 1"),
-    ({"checkpoints": (1, 3)}, ValueError, "end at the horizon 4"),
-    ({"checkpoints": (2, 2, 4)}, ValueError, "increase strictly"),
-    ({"measures": "dcg"}, ValueError, "non-empty sequence of strings"),
-    ({"measures": ("dcg", "dcg")}, ValueError, "measures must be distinct"),
-    ({"env_params": None}, TypeError, "env_params must be a dict"),
-    ({"learner": ""}, TypeError, "learner must be a registry name"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"reps": ()}, ValueError, "reps must be non-empty and distinct"),
+        ({"reps": (1, 1)}, ValueError, "reps must be non-empty and distinct"),
+        ({"reps": (-1,)}, ValueError, r"reps\[\] must be >= 0"),
+        ({"seed": -2}, ValueError, "seed must be >= 0"),
+        ({"horizon": 0}, ValueError, "horizon must be >= 1"),
+        ({"checkpoints": (1, 3)}, ValueError, "end at the horizon 4"),
+        ({"checkpoints": (2, 2, 4)}, ValueError, "increase strictly"),
+        ({"measures": "dcg"}, ValueError, "non-empty sequence of strings"),
+        ({"measures": ("dcg", "dcg")}, ValueError, "measures must be distinct"),
+        ({"env_params": None}, TypeError, "env_params must be a dict"),
+        ({"learner": ""}, TypeError, "learner must be a registry name"),
+    ],
+)
 def test_spec_validation(overrides: dict[str, Any], error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         spec(**overrides)
@@ -288,10 +342,19 @@ def test_runner_hands_update_only_the_declared_feedback(extra_learner: Any) -> N
 @pytest.mark.shared_data
 def test_stream_of_a_real_letor_file(shared_data: Any) -> None:
     path = shared_data / "LETOR4.0" / "MQ2008" / "Fold1" / "vali.txt.gz"
-    df = run_set(spec(env="letor-stream-v1", env_params={"path": str(path)}, learner="fixed",
-                      learner_params={"feature": 0}, feedback="top-k",
-                      feedback_params={"k": 1}, horizon=50, measures=("ndcg@10", "precision@1"),
-                      checkpoints=(10, 50)))
+    df = run_set(
+        spec(
+            env="letor-stream-v1",
+            env_params={"path": str(path)},
+            learner="fixed",
+            learner_params={"feature": 0},
+            feedback="top-k",
+            feedback_params={"k": 1},
+            horizon=50,
+            measures=("ndcg@10", "precision@1"),
+            checkpoints=(10, 50),
+        )
+    )
     assert df["ndcg@10"].between(0, 1).all()
     assert df["ndcg@10:regret"].isna().all()
     assert df["precision@1:avg"].between(0, 1).all()

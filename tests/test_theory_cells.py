@@ -75,10 +75,17 @@ def _adjacent_swaps(game: RankingGame) -> set[tuple[int, int]]:
     return pairs
 
 
-@pytest.mark.parametrize(("measure", "m", "grades"), [
-    ("sumloss", 3, 1), ("sumloss", 4, 1), ("dcg", 3, 1), ("dcg", 3, 2), ("dcg", 4, 1),
-    ("pairwise", 3, 1),
-])
+@pytest.mark.parametrize(
+    ("measure", "m", "grades"),
+    [
+        ("sumloss", 3, 1),
+        ("sumloss", 4, 1),
+        ("dcg", 3, 1),
+        ("dcg", 3, 2),
+        ("dcg", 4, 1),
+        ("pairwise", 3, 1),
+    ],
+)
 def test_lemmas_2_and_3(measure: str, m: int, grades: int) -> None:
     g = ranking_game(measure, m, max_grade=grades)
     cs = cell_structure(g)
@@ -125,8 +132,15 @@ def _relatively_open_in_hyperplane(loss: np.ndarray, a: int, b: int, classes: li
     rows = [-(loss[c] - loss[a]) for c in classes if c not in (a, b)] + list(-np.eye(n))
     a_ub = np.hstack([np.array(rows), np.ones((len(rows), 1))])
     a_eq = np.vstack([np.append(np.ones(n), 0), np.append(loss[a] - loss[b], 0)])
-    res = linprog(np.append(np.zeros(n), -1), A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq,
-                  b_eq=[1, 0], bounds=[(None, None)] * n + [(None, 1)], method="highs")
+    res = linprog(
+        np.append(np.zeros(n), -1),
+        A_ub=a_ub,
+        b_ub=np.zeros(len(rows)),
+        A_eq=a_eq,
+        b_eq=[1, 0],
+        bounds=[(None, None)] * n + [(None, 1)],
+        method="highs",
+    )
     return float(res.x[-1]) if res.status == 0 else -np.inf
 
 
@@ -146,10 +160,19 @@ def test_neighbours_cross_checked_by_strict_points(measure: str) -> None:
             assert t < 1e-6
 
 
-@pytest.mark.parametrize(("measure", "m"), [
-    ("sumloss", 3), ("ndcg", 3), ("ap", 3), ("auc", 3), ("precision@2", 3), ("precision@2", 4),
-    ("precision@3", 4), ("ap", 4),
-])
+@pytest.mark.parametrize(
+    ("measure", "m"),
+    [
+        ("sumloss", 3),
+        ("ndcg", 3),
+        ("ap", 3),
+        ("auc", 3),
+        ("precision@2", 3),
+        ("precision@2", 4),
+        ("precision@3", 4),
+        ("ap", 4),
+    ],
+)
 def test_facet_and_face_methods_agree(measure: str, m: int) -> None:
     g = ranking_game(measure, m)
     fast, direct = cell_structure(g), cell_structure(g, method="faces")

@@ -93,14 +93,78 @@ def test_row_order_orders_permutes_table1() -> None:
 
 
 # CT15 §15, m = 4: the column listing r1..r16 and the AUC rows of σ1 = 1234, σ24 = 4321.
-WEIGHT_COLS = ("0000", "0001", "0010", "0100", "1000", "0011", "0101", "1001", "0110", "1010",
-               "1100", "0111", "1011", "1101", "1110", "1111")
-AUC_S1 = [0, 1, F(2, 3), F(1, 3), 0, 1, F(3, 4), F(1, 2), F(1, 2), F(1, 4), 0, 1, F(2, 3),
-          F(1, 3), 0, 0]
-AUC_S24 = [0, 0, F(1, 3), F(2, 3), 1, 0, F(1, 4), F(1, 2), F(1, 2), F(3, 4), 1, 0, F(1, 3),
-           F(2, 3), 1, 0]
-AUC_DIFF = [0, 1, F(1, 3), F(-1, 3), -1, 1, F(1, 2), 0, 0, F(-1, 2), -1, 1, F(1, 3), F(-1, 3),
-            -1, 0]
+WEIGHT_COLS = (
+    "0000",
+    "0001",
+    "0010",
+    "0100",
+    "1000",
+    "0011",
+    "0101",
+    "1001",
+    "0110",
+    "1010",
+    "1100",
+    "0111",
+    "1011",
+    "1101",
+    "1110",
+    "1111",
+)
+AUC_S1 = [
+    0,
+    1,
+    F(2, 3),
+    F(1, 3),
+    0,
+    1,
+    F(3, 4),
+    F(1, 2),
+    F(1, 2),
+    F(1, 4),
+    0,
+    1,
+    F(2, 3),
+    F(1, 3),
+    0,
+    0,
+]
+AUC_S24 = [
+    0,
+    0,
+    F(1, 3),
+    F(2, 3),
+    1,
+    0,
+    F(1, 4),
+    F(1, 2),
+    F(1, 2),
+    F(3, 4),
+    1,
+    0,
+    F(1, 3),
+    F(2, 3),
+    1,
+    0,
+]
+AUC_DIFF = [
+    0,
+    1,
+    F(1, 3),
+    F(-1, 3),
+    -1,
+    1,
+    F(1, 2),
+    0,
+    0,
+    F(-1, 2),
+    -1,
+    1,
+    F(1, 3),
+    F(-1, 3),
+    -1,
+    0,
+]
 # The §15 signal matrices S_1..S_4 of m = 4 (indexed by the item on top), weight order.
 S4_BY_TOP_ITEM = [
     ["1111011010010000", "0000100101101111"],
@@ -190,7 +254,13 @@ def test_precision_is_exact_and_duplicated() -> None:
 
 def test_enumerate_orders_and_outcomes() -> None:
     assert [tuple(r) for r in enumerate_actions(3)] == [
-        (0, 1, 2), (0, 2, 1), (1, 0, 2), (2, 0, 1), (1, 2, 0), (2, 1, 0)]
+        (0, 1, 2),
+        (0, 2, 1),
+        (1, 0, 2),
+        (2, 0, 1),
+        (1, 2, 0),
+        (2, 1, 0),
+    ]
     lex = enumerate_outcomes(3, 2)
     assert [tuple(r) for r in lex] == list(itertools.product(range(3), repeat=3))
     weight = enumerate_outcomes(3, 2, col_order="weight")
@@ -211,38 +281,45 @@ def test_signal_matrices_function() -> None:
 
 
 def test_game_from_matrices_labels_and_kind() -> None:
-    g = game_from_matrices([[1, 2], [3, 4]], [[0, 1], [1, 0]], kind="gain",
-                           action_labels=["a", "b"])
+    g = game_from_matrices(
+        [[1, 2], [3, 4]], [[0, 1], [1, 0]], kind="gain", action_labels=["a", "b"]
+    )
     assert g.action_labels == ("a", "b") and g.outcome_labels == ("1", "2")
     assert g.loss.tolist() == [[-1, -2], [-3, -4]]
     assert g.exact_values() is None
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"measure": "sumloss", "n_items": 0}, ValueError, "n_items"),
-    ({"measure": "sumloss", "n_items": 9}, ValueError, "n_items"),
-    ({"measure": "sumloss", "n_items": True}, TypeError, "n_items"),
-    ({"measure": "sumloss", "n_items": 3, "k": 4}, ValueError, "k must be"),
-    ({"measure": "sumloss", "n_items": 3, "max_grade": 0}, ValueError, "max_grade"),
-    ({"measure": "nope", "n_items": 3}, ValueError, "unknown measure"),
-    ({"measure": "sumloss", "n_items": 3, "row_order": "x"}, ValueError, "row_order"),
-    ({"measure": "sumloss", "n_items": 3, "col_order": "x"}, ValueError, "col_order"),
-    ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 1], [0, 1]]}, ValueError, "repeat"),
-    ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 2]]}, ValueError, "grades"),
-    ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 1, 1]]}, ValueError, "shape"),
-    ({"measure": 42, "n_items": 2}, TypeError, "measure"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"measure": "sumloss", "n_items": 0}, ValueError, "n_items"),
+        ({"measure": "sumloss", "n_items": 9}, ValueError, "n_items"),
+        ({"measure": "sumloss", "n_items": True}, TypeError, "n_items"),
+        ({"measure": "sumloss", "n_items": 3, "k": 4}, ValueError, "k must be"),
+        ({"measure": "sumloss", "n_items": 3, "max_grade": 0}, ValueError, "max_grade"),
+        ({"measure": "nope", "n_items": 3}, ValueError, "unknown measure"),
+        ({"measure": "sumloss", "n_items": 3, "row_order": "x"}, ValueError, "row_order"),
+        ({"measure": "sumloss", "n_items": 3, "col_order": "x"}, ValueError, "col_order"),
+        ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 1], [0, 1]]}, ValueError, "repeat"),
+        ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 2]]}, ValueError, "grades"),
+        ({"measure": "sumloss", "n_items": 2, "col_order": [[0, 1, 1]]}, ValueError, "shape"),
+        ({"measure": 42, "n_items": 2}, TypeError, "measure"),
+    ],
+)
 def test_ranking_game_rejects_bad_input(kwargs: dict, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         ranking_game(**kwargs)
 
 
-@pytest.mark.parametrize(("values", "feedback", "match"), [
-    ([[0, 1]], [[0, 1], [1, 0]], "shape"),
-    ([[np.nan, 1]], [[0, 1]], "finite"),
-    ([[0, 1]], [[-1, 0]], ">= 0"),
-    ([], [], "non-empty"),
-])
+@pytest.mark.parametrize(
+    ("values", "feedback", "match"),
+    [
+        ([[0, 1]], [[0, 1], [1, 0]], "shape"),
+        ([[np.nan, 1]], [[0, 1]], "finite"),
+        ([[0, 1]], [[-1, 0]], ">= 0"),
+        ([], [], "non-empty"),
+    ],
+)
 def test_game_from_matrices_rejects_bad_input(values: list, feedback: list, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         game_from_matrices(values, feedback)

@@ -38,10 +38,20 @@ def test_hand_games() -> None:
     assert not local_observability(blind).holds and local_observability(full).holds
 
 
-@pytest.mark.parametrize(("measure", "m", "grades"), [
-    ("sumloss", 3, 1), ("sumloss", 4, 1), ("pairwise", 3, 1), ("dcg", 3, 1), ("dcg", 3, 2),
-    ("dcg", 4, 1), ("precision@2", 3, 1), ("precision@2", 4, 1), ("precision@3", 4, 1),
-])
+@pytest.mark.parametrize(
+    ("measure", "m", "grades"),
+    [
+        ("sumloss", 3, 1),
+        ("sumloss", 4, 1),
+        ("pairwise", 3, 1),
+        ("dcg", 3, 1),
+        ("dcg", 3, 2),
+        ("dcg", 4, 1),
+        ("precision@2", 3, 1),
+        ("precision@2", 4, 1),
+        ("precision@3", 4, 1),
+    ],
+)
 def test_theorem1_global_observability_holds(measure: str, m: int, grades: int) -> None:
     g = ranking_game(measure, m, max_grade=grades)
     for pairs in ("all", "pareto"):
@@ -55,9 +65,16 @@ def _swap_position(game, i: int, j: int) -> int:
     return int(np.flatnonzero(game.actions[i] != game.actions[j])[0])
 
 
-@pytest.mark.parametrize(("measure", "m", "grades"), [
-    ("sumloss", 3, 1), ("sumloss", 4, 1), ("dcg", 3, 1), ("dcg", 3, 2), ("dcg", 4, 1),
-])
+@pytest.mark.parametrize(
+    ("measure", "m", "grades"),
+    [
+        ("sumloss", 3, 1),
+        ("sumloss", 4, 1),
+        ("dcg", 3, 1),
+        ("dcg", 3, 2),
+        ("dcg", 4, 1),
+    ],
+)
 def test_theorem4_local_observability_fails(measure: str, m: int, grades: int) -> None:
     # ℓ_i − ℓ_j of a swap at positions (k, k+1) is c·(g(r_a) − g(r_b)) (§12.3). N⁺ = {i, j}
     # shows the top item only, so the pair is observable iff the swap is at the top (k = 1).
@@ -142,8 +159,11 @@ def test_precision_without_duplicates_in_hood_would_fail() -> None:
 def test_analyze_game_report() -> None:
     rep = analyze_game(ranking_game("precision@2", 3))
     assert rep["n_classes"] == 3 and rep["n_pareto"] == 6
-    assert sorted(map(sorted, rep["duplicate_classes"])) == [["123", "213"], ["132", "231"],
-                                                             ["312", "321"]]
+    assert sorted(map(sorted, rep["duplicate_classes"])) == [
+        ["123", "213"],
+        ["132", "231"],
+        ["312", "321"],
+    ]
     assert rep["global"]["holds"] and rep["local"]["holds"]
     assert len(rep["neighbours"]) == 3
     assert all(len(nb["neighbourhood"]) == 4 for nb in rep["neighbours"])

@@ -74,8 +74,9 @@ def test_hand_game_witness() -> None:
     assert pair is not None and pair.is_witness
     assert pair.epsilon == pytest.approx(0.5)
     assert {pair.optimal_p, pair.optimal_q} == {(0,), (1,)}
-    assert find_indistinguishable_pair(game_from_matrices([[0, 1], [1, 0]],
-                                                          [[0, 1], [0, 1]])) is None
+    assert (
+        find_indistinguishable_pair(game_from_matrices([[0, 1], [1, 0]], [[0, 1], [0, 1]])) is None
+    )
 
 
 @pytest.mark.parametrize(("measure", "m"), [("ndcg", 3), ("map", 3), ("auc", 4)])
@@ -94,8 +95,9 @@ def test_found_pairs_are_verified_witnesses(measure: str, m: int) -> None:
     assert not set(pair.optimal_p) & set(pair.optimal_q)
 
 
-@pytest.mark.parametrize(("measure", "m"), [("sumloss", 3), ("dcg", 3), ("auc", 3),
-                                            ("precision@2", 3)])
+@pytest.mark.parametrize(
+    ("measure", "m"), [("sumloss", 3), ("dcg", 3), ("auc", 3), ("precision@2", 3)]
+)
 def test_no_witness_when_globally_observable(measure: str, m: int) -> None:
     assert find_indistinguishable_pair(ranking_game(measure, m)) is None
 
@@ -107,11 +109,14 @@ def test_witness_found_pair_beats_table1() -> None:
     assert find_indistinguishable_pair(ranking_game("ndcg", 3)).epsilon >= table - 1e-9
 
 
-@pytest.mark.parametrize(("p", "match"), [
-    ([0.5, 0.5], "shape"),
-    ([0.5] * 8, "probability"),
-    ([np.nan] + [0.0] * 7, "probability"),
-])
+@pytest.mark.parametrize(
+    ("p", "match"),
+    [
+        ([0.5, 0.5], "shape"),
+        ([0.5] * 8, "probability"),
+        ([np.nan] + [0.0] * 7, "probability"),
+    ],
+)
 def test_check_pair_rejects_bad_distributions(p: list, match: str) -> None:
     g = ranking_game("ndcg", 3)
     with pytest.raises(ValueError, match=match):
@@ -135,6 +140,10 @@ def test_pruned_search_matches_exhaustive_search(measure: str, m: int) -> None:
     cs = cell_structure(g, neighbours=False)
     reps = g.loss[[c[0] for c, ok in zip(cs.classes, cs.pareto, strict=True) if ok]]
     w = orth(g.signal_matrices().reshape(-1, g.n_outcomes).astype(float).T).T
-    best = max(sol[0] for a in range(len(reps)) for b in range(a + 1, len(reps))
-               if (sol := _pair_lp(reps, a, b, w)) is not None)
+    best = max(
+        sol[0]
+        for a in range(len(reps))
+        for b in range(a + 1, len(reps))
+        if (sol := _pair_lp(reps, a, b, w)) is not None
+    )
     assert find_indistinguishable_pair(g).epsilon == pytest.approx(best / 2, abs=1e-8)

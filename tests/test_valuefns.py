@@ -42,7 +42,7 @@ def uniform_in_ball(n: int, dim: int, radius: float, seed: int) -> np.ndarray:
 
 
 def test_value_functions_by_hand() -> None:
-    w = np.array([1.0, -2.0, 3.0, -1.0, 2.0, -3.0])   # coordinates 1..6 as in the paper
+    w = np.array([1.0, -2.0, 3.0, -1.0, 2.0, -3.0])  # coordinates 1..6 as in the paper
     assert v1(w) == -(1 + 4 + 9 + 1 + 4 + 9)
     assert v2_l2(w) == pytest.approx(-math.sqrt(28))
     assert v2_l1(w) == -12
@@ -87,7 +87,7 @@ def test_smooth_value_functions_have_zero_gradient_at_w_star(fn) -> None:
 
 @pytest.mark.parametrize("fn", [v1, v4])
 def test_the_numerical_optimum_agrees_with_the_analytic_one(fn) -> None:
-    numeric = SyntheticProblem(fn, dim=20, radius=10.0)   # no optimum given: SLSQP
+    numeric = SyntheticProblem(fn, dim=20, radius=10.0)  # no optimum given: SLSQP
     np.testing.assert_allclose(numeric.optimum, 0.0, atol=1e-5)
 
 
@@ -110,8 +110,10 @@ def test_numerical_optimum_inside_the_ball_of_a_non_separable_function() -> None
 
 
 def test_projection_onto_the_ball() -> None:
-    np.testing.assert_allclose(project_to_ball([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]], 1.0),
-                               [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+    np.testing.assert_allclose(
+        project_to_ball([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]], 1.0),
+        [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]],
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -131,13 +133,16 @@ def test_logistic_link_identity_by_hand() -> None:
 def test_preferences_are_symmetric_and_regret_is_eq_2(name: str) -> None:
     p = synthetic_problem(name)
     w, w_prime = uniform_in_ball(500, 50, 2.0, 3), uniform_in_ball(500, 50, 2.0, 4)
-    np.testing.assert_allclose(p.preference(w, w_prime) + p.preference(w_prime, w), 1.0,
-                               atol=1e-14)
+    np.testing.assert_allclose(p.preference(w, w_prime) + p.preference(w_prime, w), 1.0, atol=1e-14)
     np.testing.assert_allclose(p.epsilon(w, w_prime), -p.epsilon(w_prime, w), atol=1e-14)
     regret = p.regret(w, w_prime)
     star = np.zeros(50)
-    direct = (1 / (1 + np.exp(-(p.value(star) - p.value(w)))) - 0.5
-              + 1 / (1 + np.exp(-(p.value(star) - p.value(w_prime)))) - 0.5)
+    direct = (
+        1 / (1 + np.exp(-(p.value(star) - p.value(w))))
+        - 0.5
+        + 1 / (1 + np.exp(-(p.value(star) - p.value(w_prime))))
+        - 0.5
+    )
     np.testing.assert_allclose(regret, direct, atol=1e-12)
     assert (regret >= 0).all() and (regret <= 1).all()
     assert p.regret(p.optimum, p.optimum) == 0.0
@@ -163,7 +168,7 @@ def test_duel_outcomes_follow_the_preference() -> None:
     n = 40_000
     out = p.duel(np.tile(w, (n, 1)), w_prime, rng=7)
     assert set(np.unique(out)) == {-1, 1}
-    p_second = 1 - 1 / (1 + math.exp(-(-1 + 0.25)))      # P(w' ≻ w) = σ(0.75)
+    p_second = 1 - 1 / (1 + math.exp(-(-1 + 0.25)))  # P(w' ≻ w) = σ(0.75)
     assert stats.binomtest(int((out == 1).sum()), n, p_second).pvalue > ALPHA
 
 
@@ -203,11 +208,12 @@ def test_web_search_cutoff_and_ties() -> None:
 
 
 def test_web_search_padding_sorts_last() -> None:
-    xp = np.vstack([X, [[100.0, 100.0]]])                # a padded document with huge scores
+    xp = np.vstack([X, [[100.0, 100.0]]])  # a padded document with huge scores
     mask = np.array([True, True, True, False])
     rp = np.array([2, 0, 1, 0])
-    np.testing.assert_allclose(web_search_ndcg(xp, rp, [0.0, 1.0], mask=mask),
-                               web_search_ndcg(X, R, [0.0, 1.0]))
+    np.testing.assert_allclose(
+        web_search_ndcg(xp, rp, [0.0, 1.0], mask=mask), web_search_ndcg(X, R, [0.0, 1.0])
+    )
 
 
 def test_web_search_duel_frequency() -> None:
@@ -222,21 +228,33 @@ def test_web_search_duel_frequency() -> None:
 # bad input
 
 
-@pytest.mark.parametrize(("call", "error", "match"), [
-    (lambda: synthetic_problem("P6"), ValueError, "unknown synthetic problem 'P6'"),
-    (lambda: synthetic_problem("P1", dim=0), ValueError, "dim must be"),
-    (lambda: synthetic_problem("P1", radius=-1.0), ValueError, "radius must be"),
-    (lambda: synthetic_problem("P1").preference(np.zeros(3), np.zeros(50)), ValueError,
-     r"w must have shape \(\.\.\., 50\)"),
-    (lambda: synthetic_problem("P1").regret(np.zeros(50), np.full(50, np.nan)), ValueError,
-     "w_prime must be finite"),
-    (lambda: SyntheticProblem(v1, dim=3, optimum=np.zeros(2)), ValueError, "optimum must"),
-    (lambda: SyntheticProblem(v1, dim=2, optimum=np.array([20.0, 0.0])), ValueError,
-     "in the ball"),
-    (lambda: web_search_ndcg(X, R, [1.0, 0.0, 0.0]), ValueError, r"w must have shape"),
-    (lambda: web_search_ndcg(X[0], R, [1.0, 0.0]), ValueError, "features must have shape"),
-    (lambda: web_search_ndcg(X, R, [np.inf, 0.0]), ValueError, "w must be finite"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: synthetic_problem("P6"), ValueError, "unknown synthetic problem 'P6'"),
+        (lambda: synthetic_problem("P1", dim=0), ValueError, "dim must be"),
+        (lambda: synthetic_problem("P1", radius=-1.0), ValueError, "radius must be"),
+        (
+            lambda: synthetic_problem("P1").preference(np.zeros(3), np.zeros(50)),
+            ValueError,
+            r"w must have shape \(\.\.\., 50\)",
+        ),
+        (
+            lambda: synthetic_problem("P1").regret(np.zeros(50), np.full(50, np.nan)),
+            ValueError,
+            "w_prime must be finite",
+        ),
+        (lambda: SyntheticProblem(v1, dim=3, optimum=np.zeros(2)), ValueError, "optimum must"),
+        (
+            lambda: SyntheticProblem(v1, dim=2, optimum=np.array([20.0, 0.0])),
+            ValueError,
+            "in the ball",
+        ),
+        (lambda: web_search_ndcg(X, R, [1.0, 0.0, 0.0]), ValueError, r"w must have shape"),
+        (lambda: web_search_ndcg(X[0], R, [1.0, 0.0]), ValueError, "features must have shape"),
+        (lambda: web_search_ndcg(X, R, [np.inf, 0.0]), ValueError, "w must be finite"),
+    ],
+)
 def test_bad_input_raises_a_clear_error(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()

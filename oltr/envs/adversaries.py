@@ -90,29 +90,47 @@ class CT15SimulationEnv(FixedItemsEnv):
     [1, 0, 1, 0]
     """
 
-    def __init__(self, *, n_items: int = 10, relevant_fraction: float = 0.5,
-                 noise: float = 0.25, threshold: float = 0.5, max_grade: int = 1,
-                 true_relevance: ArrayLike | None = None,
-                 feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        n_items: int = 10,
+        relevant_fraction: float = 0.5,
+        noise: float = 0.25,
+        threshold: float = 0.5,
+        max_grade: int = 1,
+        true_relevance: ArrayLike | None = None,
+        feedback: FeedbackModel | None = None,
+    ) -> None:
         check_scalar(n_items, "n_items", low=2, integer=True)
-        check_scalar(relevant_fraction, "relevant_fraction", low=0, high=1, include_low=False,
-                     include_high=False)
+        check_scalar(
+            relevant_fraction,
+            "relevant_fraction",
+            low=0,
+            high=1,
+            include_low=False,
+            include_high=False,
+        )
         check_scalar(noise, "noise", low=0)
-        check_scalar(threshold, "threshold", low=0, high=1, include_low=False,
-                     include_high=False)
+        check_scalar(threshold, "threshold", low=0, high=1, include_low=False, include_high=False)
         check_scalar(max_grade, "max_grade", low=1, integer=True)
         super().__init__(n_items=n_items, feedback=feedback)
         if true_relevance is not None:
             v = np.asarray(true_relevance)
-            if v.shape != (n_items,) or not np.issubdtype(v.dtype, np.number) or \
-                    v.dtype == np.bool_:
-                raise ValueError(f"true_relevance must be a numeric array of shape ({n_items},), "
-                                 f"got shape {v.shape} dtype {v.dtype}")
+            if (
+                v.shape != (n_items,)
+                or not np.issubdtype(v.dtype, np.number)
+                or v.dtype == np.bool_
+            ):
+                raise ValueError(
+                    f"true_relevance must be a numeric array of shape ({n_items},), "
+                    f"got shape {v.shape} dtype {v.dtype}"
+                )
             bad = ~np.isin(v, np.arange(max_grade + 1))
             if bad.any():
                 i = int(np.argmax(bad))
-                raise ValueError(f"true_relevance must hold integer grades 0..{max_grade}; "
-                                 f"item {i} is {v[i]}")
+                raise ValueError(
+                    f"true_relevance must hold integer grades 0..{max_grade}; item {i} is {v[i]}"
+                )
         self.n_items = n_items
         self.relevant_fraction = relevant_fraction
         self.noise = noise
@@ -164,8 +182,11 @@ def _check_table(path: Path, table: NDArray[Any], row_base: int, row_word: str) 
     bad = ~np.isfinite(table) | (table < 0)
     if bad.any():
         t, i = (int(x) for x in np.argwhere(bad)[0])
-        raise _fail(path, f"{row_word} {t + row_base}, column {i + 1}",
-                    f"relevance must be a finite grade >= 0, got {table[t, i]}")
+        raise _fail(
+            path,
+            f"{row_word} {t + row_base}, column {i + 1}",
+            f"relevance must be a finite grade >= 0, got {table[t, i]}",
+        )
 
 
 def _read_csv(path: Path) -> FloatArray:
@@ -187,12 +208,18 @@ def _read_csv(path: Path) -> FloatArray:
             if width is None:
                 width = len(values)
             if len(values) != width:
-                raise _fail(path, f"line {lineno}", f"expected {width} values (one per item), "
-                            f"got {len(values)}")
+                raise _fail(
+                    path,
+                    f"line {lineno}",
+                    f"expected {width} values (one per item), got {len(values)}",
+                )
             for j, x in enumerate(values):
                 if not math.isfinite(x) or x < 0:
-                    raise _fail(path, f"line {lineno}, column {j + 1}",
-                                f"relevance must be a finite grade >= 0, got {cells[j]!r}")
+                    raise _fail(
+                        path,
+                        f"line {lineno}, column {j + 1}",
+                        f"relevance must be a finite grade >= 0, got {cells[j]!r}",
+                    )
             rows.append(values)
     if not rows:
         raise _fail(path, "contents", "no data rows (expected one relevance vector per line)")
@@ -266,8 +293,10 @@ def read_relevance(path: str | Path, *, file_format: str | None = None) -> Float
     p = Path(path)
     fmt = file_format or FILE_FORMATS.get(p.suffix.lower())
     if fmt is None:
-        raise ValueError(f"{p}: cannot tell the format from the suffix {p.suffix!r}; use one of "
-                         f"{', '.join(FILE_FORMATS)} or pass file_format")
+        raise ValueError(
+            f"{p}: cannot tell the format from the suffix {p.suffix!r}; use one of "
+            f"{', '.join(FILE_FORMATS)} or pass file_format"
+        )
     check_choice(fmt, "file_format", ("csv", "npy", "parquet"))
     if not p.is_file():
         raise ValueError(f"{p}: no such file")
@@ -307,16 +336,19 @@ class RelevanceFileEnv(Environment):
 
     context_kind: ClassVar[str] = "items"
 
-    def __init__(self, *, path: str, file_format: str | None = None,
-                 feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self, *, path: str, file_format: str | None = None, feedback: FeedbackModel | None = None
+    ) -> None:
         super().__init__(feedback=feedback)
         if not isinstance(path, str | Path) or not str(path):
             raise TypeError(f"path must be a file path (str), got {path!r}")
         if file_format is not None:
             check_choice(file_format, "file_format", ("csv", "npy", "parquet"))
         elif Path(path).suffix.lower() not in FILE_FORMATS:
-            raise ValueError(f"path {path!r}: cannot tell the format from the suffix; use one of "
-                             f"{', '.join(FILE_FORMATS)} or pass file_format")
+            raise ValueError(
+                f"path {path!r}: cannot tell the format from the suffix; use one of "
+                f"{', '.join(FILE_FORMATS)} or pass file_format"
+            )
         self.path = path
         self.file_format = file_format
         self._table: FloatArray | None = None
@@ -355,8 +387,9 @@ class RelevanceFileEnv(Environment):
             raise ValueError(f"{self.path} holds {table.shape[0]} rounds; round {t} was requested")
         return Context(t=t, n_items=table.shape[1]), np.array(table[t - 1])
 
-    def comparator(self, measures: Mapping[str, Any] | Sequence[str],
-                   checkpoints: Sequence[int]) -> dict[str, FloatArray | None]:
+    def comparator(
+        self, measures: Mapping[str, Any] | Sequence[str], checkpoints: Sequence[int]
+    ) -> dict[str, FloatArray | None]:
         """Best fixed order in hindsight over rounds 1..t (see :class:`FixedItemsEnv`)."""
         cp = list(checkpoints)
         if not cp:
@@ -364,5 +397,7 @@ class RelevanceFileEnv(Environment):
         if cp[-1] > self.t:
             raise ValueError(f"checkpoint {cp[-1]} lies beyond the last observed round {self.t}")
         history = self._load()[: int(cp[-1])]
-        return {name: hindsight_comparator(history, measure, cp)
-                for name, measure in resolve_measures(measures).items()}
+        return {
+            name: hindsight_comparator(history, measure, cp)
+            for name, measure in resolve_measures(measures).items()
+        }

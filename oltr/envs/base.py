@@ -129,8 +129,9 @@ class Environment(Configurable, ABC):
         if not self.__ready:
             raise RuntimeError(f"{type(self).__name__}: call reset(rng=...) before observe()")
         if t != self.__t + 1:
-            raise ValueError(f"rounds must be observed in order: expected t={self.__t + 1}, "
-                             f"got {t}")
+            raise ValueError(
+                f"rounds must be observed in order: expected t={self.__t + 1}, got {t}"
+            )
         context, relevance = self._next(t)
         self.__t, self.__relevance = t, relevance
         return context
@@ -138,12 +139,15 @@ class Environment(Configurable, ABC):
     def feedback(self, orders: Orders, rngs: RunGenerators | None = None) -> Feedback:
         """What the feedback model reveals about ``orders`` in the current round."""
         if self.feedback_model is None:
-            raise RuntimeError(f"{type(self).__name__} has no feedback model; build it with "
-                               "feedback=<FeedbackModel>")
+            raise RuntimeError(
+                f"{type(self).__name__} has no feedback model; build it with "
+                "feedback=<FeedbackModel>"
+            )
         return self.feedback_model.observe(orders, self._current(), rngs=rngs)
 
-    def evaluate(self, orders: Orders, measures: Mapping[str, Any] | Sequence[str], *,
-                 validate: bool = True) -> dict[str, FloatArray]:
+    def evaluate(
+        self, orders: Orders, measures: Mapping[str, Any] | Sequence[str], *, validate: bool = True
+    ) -> dict[str, FloatArray]:
         """Full-information measures of each run's order in the current round.
 
         ``orders`` has shape (B, m); for duels, (B, 2, m), and each run's value
@@ -162,8 +166,9 @@ class Environment(Configurable, ABC):
             out[name] = 0.5 * (value[:, 0] + value[:, 1]) if value.ndim == 2 else value
         return out
 
-    def comparator(self, measures: Mapping[str, Any] | Sequence[str],
-                   checkpoints: Sequence[int]) -> dict[str, FloatArray | None]:
+    def comparator(
+        self, measures: Mapping[str, Any] | Sequence[str], checkpoints: Sequence[int]
+    ) -> dict[str, FloatArray | None]:
         """Cumulative value of the best fixed action in hindsight at each checkpoint.
 
         Returns name -> array of shape (n_checkpoints,), or None where the
@@ -219,13 +224,16 @@ def _check_checkpoints(checkpoints: ArrayLike, horizon: int) -> NDArray[np.intp]
     if cp.ndim != 1 or cp.size == 0 or not np.issubdtype(cp.dtype, np.integer):
         raise ValueError(f"checkpoints must be a non-empty 1-D integer sequence, got {cp!r}")
     if cp[0] < 1 or (np.diff(cp) <= 0).any() or cp[-1] > horizon:
-        raise ValueError(f"checkpoints must increase strictly within 1..{horizon}, got "
-                         f"{cp.tolist()[:5]}{'...' if cp.size > 5 else ''}")
+        raise ValueError(
+            f"checkpoints must increase strictly within 1..{horizon}, got "
+            f"{cp.tolist()[:5]}{'...' if cp.size > 5 else ''}"
+        )
     return cp.astype(np.intp)
 
 
-def _separable(measure: Any, relevance: NDArray[np.float64],
-               cp: NDArray[np.intp]) -> FloatArray | None:
+def _separable(
+    measure: Any, relevance: NDArray[np.float64], cp: NDArray[np.intp]
+) -> FloatArray | None:
     """Best fixed order's cumulative value for a separable measure, or None if not separable."""
     n_rounds, m = relevance.shape
     ident = np.arange(m)
@@ -247,8 +255,12 @@ def _separable(measure: Any, relevance: NDArray[np.float64],
         model = g @ w[ranks] + h
         truth = np.asarray(measure(relevance, order), dtype=np.float64)
         if not np.allclose(model, truth, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(truth).max())):
-            warnings.warn(f"measure {measure.label!r} is not separable on this relevance "
-                          "sequence; falling back to enumeration", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"measure {measure.label!r} is not separable on this relevance "
+                "sequence; falling back to enumeration",
+                RuntimeWarning,
+                stacklevel=3,
+            )
             return None
     big_g = np.cumsum(g, axis=0)[cp - 1]  # (n_c, m)
     big_h = np.cumsum(h)[cp - 1]
@@ -257,8 +269,9 @@ def _separable(measure: Any, relevance: NDArray[np.float64],
     return np.asarray(big_h + g_desc @ w_sorted, dtype=np.float64)
 
 
-def _enumerated(measure: Any, relevance: NDArray[np.float64],
-                cp: NDArray[np.intp]) -> FloatArray | None:
+def _enumerated(
+    measure: Any, relevance: NDArray[np.float64], cp: NDArray[np.intp]
+) -> FloatArray | None:
     """Best fixed order's cumulative value by enumerating all m! orders, or None if too big."""
     from oltr.permutations import all_orders
 
@@ -274,20 +287,25 @@ def _enumerated(measure: Any, relevance: NDArray[np.float64],
     table = np.empty((rows.shape[0], n_orders))  # table[u, o] = M(order o, row u)
     step = max(1, _CHUNK_CELLS // (n_orders * m))
     for a in range(0, rows.shape[0], step):
-        chunk = rows[a:a + step, None, :]
-        table[a:a + step] = measure(chunk, orders[None, :, :], validate=False)
+        chunk = rows[a : a + step, None, :]
+        table[a : a + step] = measure(chunk, orders[None, :, :], validate=False)
     # counts[c, u]: how often row u occurs in rounds 1..cp[c]
     edges = np.concatenate([[0], cp])
-    seg = np.stack([np.bincount(inverse[lo:hi], minlength=rows.shape[0])
-                    for lo, hi in zip(edges[:-1], edges[1:], strict=True)])
+    seg = np.stack(
+        [
+            np.bincount(inverse[lo:hi], minlength=rows.shape[0])
+            for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+        ]
+    )
     counts = np.cumsum(seg, axis=0).astype(np.float64)
     totals = counts @ table  # (n_c, m!)
     best = totals.max(axis=1) if measure.kind == "gain" else totals.min(axis=1)
     return np.asarray(best, dtype=np.float64)
 
 
-def hindsight_comparator(relevance: ArrayLike, measure: Any,
-                         checkpoints: Sequence[int]) -> FloatArray | None:
+def hindsight_comparator(
+    relevance: ArrayLike, measure: Any, checkpoints: Sequence[int]
+) -> FloatArray | None:
     """Cumulative value of the best fixed order in hindsight, at each checkpoint.
 
     ``out[c] = max_σ Σ_{s=1}^{t_c} M(σ, r_s)`` for a gain (``min`` for a loss),

@@ -119,9 +119,15 @@ def position_weights(z: str, n_items: int) -> FloatArray:
     return POSITION_WEIGHTS[z](np.arange(1, n_items + 1, dtype=np.float64))
 
 
-def position_loss(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
-                  mask: ArrayLike | None = None, z: str = "linear",
-                  validate: bool = True) -> np.float64 | FloatArray:
+def position_loss(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int | None = None,
+    mask: ArrayLike | None = None,
+    z: str = "linear",
+    validate: bool = True,
+) -> np.float64 | FloatArray:
     """Ailon's position-weighted loss ``ℓ_z(π, s) = Σ_u z(π(u)) s(u)`` (a loss).
 
     ``π(u)`` is the 1-based position of item ``u`` among the real items and
@@ -176,8 +182,14 @@ def position_loss(relevance: ArrayLike, order: ArrayLike, *, k: int | None = Non
     return np.asarray(np.sum(np.where(real, weight * rel_s, 0.0), axis=-1), np.float64)[()]
 
 
-def spearman_rho(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None,
-                 mask: ArrayLike | None = None, validate: bool = True) -> np.float64 | FloatArray:
+def spearman_rho(
+    relevance: ArrayLike,
+    order: ArrayLike,
+    *,
+    k: int | None = None,
+    mask: ArrayLike | None = None,
+    validate: bool = True,
+) -> np.float64 | FloatArray:
     """Ailon's unnormalised Spearman correlation ``ρ(π, σ) = Σ_u π(u) σ(u)`` (a gain).
 
     The reference ranking is read from the grades as ``σ(u) = m − r(u)``, ``m``
@@ -209,8 +221,11 @@ def spearman_rho(relevance: ArrayLike, order: ArrayLike, *, k: int | None = None
     if validate:
         sum_loss(relevance, order, mask=mask)
     rel = np.asarray(relevance, dtype=np.float64)
-    m_real = (np.full(rel.shape[:-1], rel.shape[-1], dtype=np.float64) if mask is None
-              else np.asarray(mask, dtype=bool).sum(axis=-1).astype(np.float64))
+    m_real = (
+        np.full(rel.shape[:-1], rel.shape[-1], dtype=np.float64)
+        if mask is None
+        else np.asarray(mask, dtype=bool).sum(axis=-1).astype(np.float64)
+    )
     n_pos = m_real * (m_real + 1.0) / 2.0  # Σ_u π(u) over real items
     s_loss = np.asarray(sum_loss(relevance, order, mask=mask, validate=False))
     return np.asarray(m_real * n_pos - s_loss, dtype=np.float64)[()]
@@ -244,8 +259,9 @@ class _ObliviousSequence(Environment):
             self._blocks.append(self._draw_block(len(self._blocks) * BLOCK))
         return Context(t=t, n_items=self._m), self._blocks[block][row]
 
-    def comparator(self, measures: Mapping[str, Any] | Sequence[str],
-                   checkpoints: Sequence[int]) -> dict[str, FloatArray | None]:
+    def comparator(
+        self, measures: Mapping[str, Any] | Sequence[str], checkpoints: Sequence[int]
+    ) -> dict[str, FloatArray | None]:
         """Cumulative value of the best fixed order over rounds 1..t at each checkpoint.
 
         Exact for SumLoss, PairwiseLoss (binary relevance), DCG and Precision@k
@@ -258,8 +274,10 @@ class _ObliviousSequence(Environment):
         if cp[-1] > self.t:
             raise ValueError(f"checkpoint {cp[-1]} lies beyond the last observed round {self.t}")
         history = np.concatenate(self._blocks)[: int(cp[-1])]
-        return {name: hindsight_comparator(history, measure, cp)
-                for name, measure in resolve_measures(measures).items()}
+        return {
+            name: hindsight_comparator(history, measure, cp)
+            for name, measure in resolve_measures(measures).items()
+        }
 
 
 @register_env("ailon-choice-v1")
@@ -302,8 +320,15 @@ class ChoiceEnv(_ObliviousSequence):
     [0, 1, 2, 3]
     """
 
-    def __init__(self, *, n_items: int, n_chosen: int = 1, kind: str = "uniform",
-                 skew: float = 1.0, feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        n_items: int,
+        n_chosen: int = 1,
+        kind: str = "uniform",
+        skew: float = 1.0,
+        feedback: FeedbackModel | None = None,
+    ) -> None:
         super().__init__(feedback=feedback)
         check_scalar(n_items, "n_items", low=2, integer=True)
         check_scalar(n_chosen, "n_chosen", low=1, high=n_items - 1, integer=True)
@@ -382,8 +407,14 @@ class RankAggregationEnv(_ObliviousSequence):
     [0, 1, 2, 3]
     """
 
-    def __init__(self, *, n_items: int, kind: str = "plackett-luce", concentration: float = 0.5,
-                 feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        n_items: int,
+        kind: str = "plackett-luce",
+        concentration: float = 0.5,
+        feedback: FeedbackModel | None = None,
+    ) -> None:
         super().__init__(feedback=feedback)
         check_scalar(n_items, "n_items", low=2, integer=True)
         check_choice(kind, "kind", ("uniform", "plackett-luce"))

@@ -76,25 +76,28 @@ _Probs = tuple[float, ...]
 #: * 3 grades (LETOR 3.0/4.0, e.g. MQ2007/MQ2008, OHSUMED): Hofmann et al. 2013 (TOIS),
 #:   as reused for 3-grade sets by Oosterhuis & de Rijke 2018.
 #: * 2 grades (binary sets, e.g. TD2003/NP2003): Hofmann et al. 2011 (ECIR), §5.
-CASCADE_PARAMETERS: MappingProxyType[tuple[str, int], tuple[_Probs, _Probs]] = MappingProxyType({
-    ("perfect", 5): ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
-    ("navigational", 5): ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
-    ("informational", 5): ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
-    ("perfect", 3): ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
-    ("navigational", 3): ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
-    ("informational", 3): ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
-    ("perfect", 2): ((0.0, 1.0), (0.0, 0.0)),
-    ("navigational", 2): ((0.05, 0.95), (0.2, 0.9)),
-    ("informational", 2): ((0.4, 0.9), (0.1, 0.5)),
-})
+CASCADE_PARAMETERS: MappingProxyType[tuple[str, int], tuple[_Probs, _Probs]] = MappingProxyType(
+    {
+        ("perfect", 5): ((0.0, 0.2, 0.4, 0.8, 1.0), (0.0, 0.0, 0.0, 0.0, 0.0)),
+        ("navigational", 5): ((0.05, 0.3, 0.5, 0.7, 0.95), (0.2, 0.3, 0.5, 0.7, 0.9)),
+        ("informational", 5): ((0.4, 0.6, 0.7, 0.8, 0.9), (0.1, 0.2, 0.3, 0.4, 0.5)),
+        ("perfect", 3): ((0.0, 0.5, 1.0), (0.0, 0.0, 0.0)),
+        ("navigational", 3): ((0.05, 0.5, 0.95), (0.2, 0.5, 0.9)),
+        ("informational", 3): ((0.4, 0.7, 0.9), (0.1, 0.3, 0.5)),
+        ("perfect", 2): ((0.0, 1.0), (0.0, 0.0)),
+        ("navigational", 2): ((0.05, 0.95), (0.2, 0.9)),
+        ("informational", 2): ((0.4, 0.9), (0.1, 0.5)),
+    }
+)
 
 
 # ---------------------------------------------------------------------------
 # seeded draws, one stream per row when asked
 
 
-def _normalize_rngs(rng: RNGs, batch_shape: tuple[int, ...],
-                    name: str = "rng") -> np.random.Generator | list[np.random.Generator]:
+def _normalize_rngs(
+    rng: RNGs, batch_shape: tuple[int, ...], name: str = "rng"
+) -> np.random.Generator | list[np.random.Generator]:
     """One Generator for the batch, or a list of per-row Generators.
 
     Any sequence of Generators counts as per-row streams (a list, a tuple, or
@@ -104,9 +107,11 @@ def _normalize_rngs(rng: RNGs, batch_shape: tuple[int, ...],
     if isinstance(rng, Sequence) and not isinstance(rng, str | bytes):
         gens = list(rng)
         if len(batch_shape) != 1 or len(gens) != batch_shape[0]:
-            raise ValueError(f"{name}: a sequence of Generators needs a 2-D batch with one row "
-                             f"per Generator; got {len(gens)} Generators for batch shape "
-                             f"{batch_shape}")
+            raise ValueError(
+                f"{name}: a sequence of Generators needs a 2-D batch with one row "
+                f"per Generator; got {len(gens)} Generators for batch shape "
+                f"{batch_shape}"
+            )
         for i, g in enumerate(gens):
             if not isinstance(g, np.random.Generator):
                 raise TypeError(f"{name}[{i}] must be a numpy Generator, got {type(g).__name__}")
@@ -114,12 +119,17 @@ def _normalize_rngs(rng: RNGs, batch_shape: tuple[int, ...],
     try:
         return as_rng(rng)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a seed, a numpy Generator or a sequence of Generators, "
-                        f"got {type(rng).__name__}") from exc
+        raise TypeError(
+            f"{name} must be a seed, a numpy Generator or a sequence of Generators, "
+            f"got {type(rng).__name__}"
+        ) from exc
 
 
-def _uniform(rngs: np.random.Generator | list[np.random.Generator],
-             batch_shape: tuple[int, ...], tail: tuple[int, ...]) -> NDArray[np.float64]:
+def _uniform(
+    rngs: np.random.Generator | list[np.random.Generator],
+    batch_shape: tuple[int, ...],
+    tail: tuple[int, ...],
+) -> NDArray[np.float64]:
     """Uniforms on [0, 1) of shape ``batch_shape + tail``; row ``b`` from ``rngs[b]`` if a list."""
     if isinstance(rngs, list):
         if not rngs:
@@ -135,8 +145,9 @@ def _uniform(rngs: np.random.Generator | list[np.random.Generator],
 def _check_probs(p: Sequence[float], name: str) -> _Probs:
     arr = np.asarray(p, dtype=np.float64)
     if arr.ndim != 1 or arr.size < 1:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence (one entry per grade), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a non-empty 1-D sequence (one entry per grade), got shape {arr.shape}"
+        )
     bad = ~((arr >= 0.0) & (arr <= 1.0))  # also catches NaN
     if bad.any():
         i = int(np.argmax(bad))
@@ -144,14 +155,14 @@ def _check_probs(p: Sequence[float], name: str) -> _Probs:
     return tuple(float(x) for x in arr)
 
 
-def _check_grades(relevance: ArrayLike, n_grades: int,
-                  name: str = "relevance") -> NDArray[np.intp]:
+def _check_grades(relevance: ArrayLike, n_grades: int, name: str = "relevance") -> NDArray[np.intp]:
     r = np.asarray(relevance)
     if r.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold integer grades, got dtype {r.dtype}")
     if r.ndim < 1 or r.shape[-1] < 1:
-        raise ValueError(f"{name} must have shape (..., n_shown) with n_shown >= 1, "
-                         f"got shape {r.shape}")
+        raise ValueError(
+            f"{name} must have shape (..., n_shown) with n_shown >= 1, got shape {r.shape}"
+        )
     if r.dtype.kind == "f":
         bad = ~np.isfinite(r) | (r != np.round(r))
         if bad.any():
@@ -161,13 +172,16 @@ def _check_grades(relevance: ArrayLike, n_grades: int,
     bad = (out < 0) | (out >= n_grades)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name} grades must lie in [0, {n_grades - 1}] for this click model, "
-                         f"got {out[where]} at index {where}")
+        raise ValueError(
+            f"{name} grades must lie in [0, {n_grades - 1}] for this click model, "
+            f"got {out[where]} at index {where}"
+        )
     return out
 
 
-def _check_relevance_mask(relevance: ArrayLike, mask: ArrayLike | None,
-                          n_grades: int) -> tuple[NDArray[np.intp], NDArray[np.bool_] | None]:
+def _check_relevance_mask(
+    relevance: ArrayLike, mask: ArrayLike | None, n_grades: int
+) -> tuple[NDArray[np.intp], NDArray[np.bool_] | None]:
     """Grades (padded slots set to 0 so they pass the range check) and the mask."""
     if mask is None:
         return _check_grades(relevance, n_grades), None
@@ -178,8 +192,9 @@ def _check_relevance_mask(relevance: ArrayLike, mask: ArrayLike | None,
     try:
         mk = np.broadcast_to(mk, r.shape)
     except ValueError as exc:
-        raise ValueError(f"mask of shape {mk.shape} does not broadcast to relevance shape "
-                         f"{r.shape}") from exc
+        raise ValueError(
+            f"mask of shape {mk.shape} does not broadcast to relevance shape {r.shape}"
+        ) from exc
     # Padded slots may hold anything (NaN, -1): give them grade 0 before the range check.
     return _check_grades(np.where(mk, r, 0), n_grades), mk
 
@@ -197,8 +212,9 @@ class ClickModel:
 
     n_grades: int
 
-    def simulate(self, relevance: ArrayLike, rng: RNGs, *,
-                 mask: ArrayLike | None = None) -> NDArray[np.bool_]:
+    def simulate(
+        self, relevance: ArrayLike, rng: RNGs, *, mask: ArrayLike | None = None
+    ) -> NDArray[np.bool_]:
         """Draw one click vector per list.
 
         Parameters
@@ -224,9 +240,13 @@ class ClickModel:
         u = _uniform(rngs, batch, (2, m))
         return self._click_given(grades, u[..., 0, :], u[..., 1, :], mask_)
 
-    def _click_given(self, grades: NDArray[np.intp], u_click: NDArray[np.float64],
-                     u_stop: NDArray[np.float64],
-                     mask: NDArray[np.bool_] | None) -> NDArray[np.bool_]:
+    def _click_given(
+        self,
+        grades: NDArray[np.intp],
+        u_click: NDArray[np.float64],
+        u_stop: NDArray[np.float64],
+        mask: NDArray[np.bool_] | None,
+    ) -> NDArray[np.bool_]:
         raise NotImplementedError
 
 
@@ -278,8 +298,10 @@ class CascadeClickModel(ClickModel):
         click = _check_probs(self.click_prob, "click_prob")
         stop = _check_probs(self.stop_prob, "stop_prob")
         if len(click) != len(stop):
-            raise ValueError(f"click_prob and stop_prob must have one entry per grade, got "
-                             f"lengths {len(click)} and {len(stop)}")
+            raise ValueError(
+                f"click_prob and stop_prob must have one entry per grade, got "
+                f"lengths {len(click)} and {len(stop)}"
+            )
         object.__setattr__(self, "click_prob", click)
         object.__setattr__(self, "stop_prob", stop)
 
@@ -288,9 +310,13 @@ class CascadeClickModel(ClickModel):
         """Number of relevance grades the model knows (grades 0..n_grades-1)."""
         return len(self.click_prob)
 
-    def _click_given(self, grades: NDArray[np.intp], u_click: NDArray[np.float64],
-                     u_stop: NDArray[np.float64],
-                     mask: NDArray[np.bool_] | None) -> NDArray[np.bool_]:
+    def _click_given(
+        self,
+        grades: NDArray[np.intp],
+        u_click: NDArray[np.float64],
+        u_stop: NDArray[np.float64],
+        mask: NDArray[np.bool_] | None,
+    ) -> NDArray[np.bool_]:
         would_click = u_click < np.asarray(self.click_prob)[grades]
         if mask is not None:
             would_click &= mask
@@ -299,8 +325,9 @@ class CascadeClickModel(ClickModel):
         stopped_before = np.cumsum(would_stop, axis=-1) - would_stop > 0
         return np.asarray(would_click & ~stopped_before, dtype=bool)
 
-    def click_probabilities(self, relevance: ArrayLike, *,
-                            mask: ArrayLike | None = None) -> NDArray[np.float64]:
+    def click_probabilities(
+        self, relevance: ArrayLike, *, mask: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
         """Exact marginal click probability at every position.
 
         ``c_i · Π_{j<i} (1 − c_j s_j)`` (padded positions: 0 and no effect).
@@ -323,7 +350,8 @@ class CascadeClickModel(ClickModel):
             c = np.where(mask_, c, 0.0)
         go_on = 1.0 - c * np.asarray(self.stop_prob)[grades]
         examined = np.concatenate(
-            [np.ones_like(go_on[..., :1]), np.cumprod(go_on[..., :-1], axis=-1)], axis=-1)
+            [np.ones_like(go_on[..., :1]), np.cumprod(go_on[..., :-1], axis=-1)], axis=-1
+        )
         return np.asarray(c * examined, dtype=np.float64)
 
 
@@ -360,8 +388,9 @@ class PositionBasedClickModel(ClickModel):
     name: str = "position-based"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "attractiveness",
-                           _check_probs(self.attractiveness, "attractiveness"))
+        object.__setattr__(
+            self, "attractiveness", _check_probs(self.attractiveness, "attractiveness")
+        )
         eta = float(self.eta)
         if not np.isfinite(eta) or eta < 0:
             raise ValueError(f"eta must be a finite number >= 0, got {self.eta}")
@@ -378,16 +407,21 @@ class PositionBasedClickModel(ClickModel):
             raise ValueError(f"n_shown must be an int >= 1, got {n_shown!r}")
         return (1.0 / np.arange(1, n_shown + 1)) ** self.eta
 
-    def _click_given(self, grades: NDArray[np.intp], u_click: NDArray[np.float64],
-                     u_stop: NDArray[np.float64],
-                     mask: NDArray[np.bool_] | None) -> NDArray[np.bool_]:
+    def _click_given(
+        self,
+        grades: NDArray[np.intp],
+        u_click: NDArray[np.float64],
+        u_stop: NDArray[np.float64],
+        mask: NDArray[np.bool_] | None,
+    ) -> NDArray[np.bool_]:
         # u_stop is unused; it is drawn anyway so both models consume the same stream.
         p = self.examination(grades.shape[-1]) * np.asarray(self.attractiveness)[grades]
         clicks = u_click < p
         return np.asarray(clicks if mask is None else clicks & mask, dtype=bool)
 
-    def click_probabilities(self, relevance: ArrayLike, *,
-                            mask: ArrayLike | None = None) -> NDArray[np.float64]:
+    def click_probabilities(
+        self, relevance: ArrayLike, *, mask: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
         """Exact marginal click probability θ_i · α[g_i] at every position.
 
         Parameters
@@ -416,8 +450,10 @@ def _check_name(name: str, n_grades: int) -> tuple[_Probs, _Probs]:
     if key not in CASCADE_PARAMETERS:
         names = sorted({n for n, _ in CASCADE_PARAMETERS})
         grades = sorted({g for _, g in CASCADE_PARAMETERS})
-        raise ValueError(f"unknown click model {name!r} with n_grades={n_grades!r}; valid names "
-                         f"are {names}, each for n_grades in {grades}")
+        raise ValueError(
+            f"unknown click model {name!r} with n_grades={n_grades!r}; valid names "
+            f"are {names}, each for n_grades in {grades}"
+        )
     return CASCADE_PARAMETERS[key]
 
 
@@ -446,8 +482,9 @@ def cascade_model(name: str, *, n_grades: int = 5) -> CascadeClickModel:
     return CascadeClickModel(click, stop, name=name)
 
 
-def position_based_model(attractiveness: str | Sequence[float], *, n_grades: int = 5,
-                         eta: float = 1.0) -> PositionBasedClickModel:
+def position_based_model(
+    attractiveness: str | Sequence[float], *, n_grades: int = 5, eta: float = 1.0
+) -> PositionBasedClickModel:
     """Build a position-based model with examination (1/rank)^η.
 
     Parameters

@@ -151,13 +151,16 @@ class ValueFunctionDuel:
     (True, True)
     """
 
-    def __init__(self, problem: str | SyntheticProblem = "P1", *, dim: int = 50,
-                 radius: float = 10.0) -> None:
+    def __init__(
+        self, problem: str | SyntheticProblem = "P1", *, dim: int = 50, radius: float = 10.0
+    ) -> None:
         if isinstance(problem, str):
             problem = synthetic_problem(problem, dim=dim, radius=radius)
         elif not isinstance(problem, SyntheticProblem):
-            raise TypeError(f"problem must be a problem name or a SyntheticProblem, got "
-                            f"{type(problem).__name__}")
+            raise TypeError(
+                f"problem must be a problem name or a SyntheticProblem, got "
+                f"{type(problem).__name__}"
+            )
         self.problem = problem
         self._best = problem.best_value
 
@@ -195,8 +198,14 @@ class ValueFunctionDuel:
         return np.where(coins < p_first, -1, 1).astype(np.int8)
 
 
-def run_parameter_duels(env: ValueFunctionDuel, learner: Any, *, horizon: int,
-                        checkpoints: Sequence[int], rngs: RunGenerators) -> FloatArray:
+def run_parameter_duels(
+    env: ValueFunctionDuel,
+    learner: Any,
+    *,
+    horizon: int,
+    checkpoints: Sequence[int],
+    rngs: RunGenerators,
+) -> FloatArray:
     """Run a parameter-space learner against ``env``; average regret at each checkpoint.
 
     The loop, per round: ``points = learner.propose()`` (B, 2, d); the
@@ -247,18 +256,32 @@ def run_parameter_duels(env: ValueFunctionDuel, learner: Any, *, horizon: int,
 
 def _checkpoints(checkpoints: Sequence[int], horizon: int) -> NDArray[np.intp]:
     cps = np.asarray(checkpoints, dtype=np.int64)
-    if cps.ndim != 1 or cps.size == 0 or cps[0] < 1 or cps[-1] > horizon or \
-            (np.diff(cps) <= 0).any():
-        raise ValueError(f"checkpoints must increase strictly within 1..{horizon}, got "
-                         f"{cps.tolist()[:6]}")
+    if (
+        cps.ndim != 1
+        or cps.size == 0
+        or cps[0] < 1
+        or cps[-1] > horizon
+        or (np.diff(cps) <= 0).any()
+    ):
+        raise ValueError(
+            f"checkpoints must increase strictly within 1..{horizon}, got {cps.tolist()[:6]}"
+        )
     return cps.astype(np.intp)
 
 
-def simulate_synthetic(problem: str | SyntheticProblem, *, method: str = "dbgd",
-                       delta_l: Sequence[float] = TABLE1_DELTA_L, reps: Sequence[int] = range(10),
-                       seed: int = 0, horizon: int = 1_000_000,
-                       checkpoints: Sequence[int] | None = None, init: str = "ones",
-                       dim: int = 50, radius: float = 10.0) -> FloatArray:
+def simulate_synthetic(
+    problem: str | SyntheticProblem,
+    *,
+    method: str = "dbgd",
+    delta_l: Sequence[float] = TABLE1_DELTA_L,
+    reps: Sequence[int] = range(10),
+    seed: int = 0,
+    horizon: int = 1_000_000,
+    checkpoints: Sequence[int] | None = None,
+    init: str = "ones",
+    dim: int = 50,
+    radius: float = 10.0,
+) -> FloatArray:
     """DBGD, BGD1 or BGD2 on a synthetic problem for several δ_L and repetitions at once.
 
     All ``len(delta_l) × len(reps)`` runs advance together in one array loop,
@@ -312,8 +335,9 @@ def simulate_synthetic(problem: str | SyntheticProblem, *, method: str = "dbgd",
     check_scalar(horizon, "horizon", low=1, integer=True)
     env = ValueFunctionDuel(problem, dim=dim, radius=radius)
     d, big_r = env.dim, env.radius
-    dls = np.asarray([check_scalar(x, "delta_l", low=0, include_low=False) for x in delta_l],
-                     dtype=np.float64)
+    dls = np.asarray(
+        [check_scalar(x, "delta_l", low=0, include_low=False) for x in delta_l], dtype=np.float64
+    )
     reps = tuple(int(r) for r in reps)
     if not reps or len(set(reps)) != len(reps) or min(reps) < 0:
         raise ValueError(f"reps must be distinct indices >= 0, got {reps}")
@@ -336,7 +360,7 @@ def simulate_synthetic(problem: str | SyntheticProblem, *, method: str = "dbgd",
         cum += regret
         if method == "dbgd":
             coin = np.tile(coins.next(), n_d)
-            coef = (coin >= p_first).astype(np.float64)   # w'_t won (ValueFunctionDuel.outcome)
+            coef = (coin >= p_first).astype(np.float64)  # w'_t won (ValueFunctionDuel.outcome)
         elif method == "bgd1":
             coef = -p_first
         else:
@@ -392,8 +416,14 @@ class InterleavedClickFeedback(FeedbackModel):
     kind: ClassVar[str] = "duel"
     stochastic: ClassVar[bool] = True
 
-    def __init__(self, *, method: str = "team_draft", click_model: str = "perfect",
-                 n_grades: int = 5, k: int = 10) -> None:
+    def __init__(
+        self,
+        *,
+        method: str = "team_draft",
+        click_model: str = "perfect",
+        n_grades: int = 5,
+        k: int = 10,
+    ) -> None:
         check_choice(method, "method", tuple(INTERLEAVING_METHODS))
         check_scalar(n_grades, "n_grades", low=2, integer=True)
         check_scalar(k, "k", low=1, integer=True)
@@ -419,17 +449,27 @@ class InterleavedClickFeedback(FeedbackModel):
         yield {"click_model": "navigational", "k": 3}
         yield {"method": "probabilistic", "click_model": "informational", "k": 4}
 
-    def observe(self, orders: Orders, relevance: NDArray[Any], *,
-                rngs: RunGenerators | None = None) -> DuelFeedback:
+    def observe(
+        self, orders: Orders, relevance: NDArray[Any], *, rngs: RunGenerators | None = None
+    ) -> DuelFeedback:
         """Each run's interleaved comparison of ``orders[:, 0]`` (A) and ``orders[:, 1]`` (B)."""
         orders, rel = self._batch(orders, relevance)
         gens = self._rngs(rngs, orders.shape[0])
         grades = np.asarray(rel)
         if grades.min() < 0 or grades.max() >= self.n_grades:
-            raise ValueError(f"relevance grades must lie in 0..{self.n_grades - 1} "
-                             f"(n_grades={self.n_grades}), got {grades.min()}..{grades.max()}")
-        out = compare(orders[:, 0], orders[:, 1], grades.astype(np.intp), self._model,
-                      method=self.method, k=int(self.k), rng=list(gens))
+            raise ValueError(
+                f"relevance grades must lie in 0..{self.n_grades - 1} "
+                f"(n_grades={self.n_grades}), got {grades.min()}..{grades.max()}"
+            )
+        out = compare(
+            orders[:, 0],
+            orders[:, 1],
+            grades.astype(np.intp),
+            self._model,
+            method=self.method,
+            k=int(self.k),
+            rng=list(gens),
+        )
         return DuelFeedback(orders, np.asarray(out, dtype=np.int8))
 
 
@@ -437,8 +477,9 @@ class InterleavedClickFeedback(FeedbackModel):
 # offline evaluation of linear rankers, and a LETOR duel loop that uses it
 
 
-def offline_ndcg(weights: ArrayLike, dataset: Any, *, k: int = 10,
-                 per_query: bool = False, chunk: int = 256) -> FloatArray:
+def offline_ndcg(
+    weights: ArrayLike, dataset: Any, *, k: int = 10, per_query: bool = False, chunk: int = 256
+) -> FloatArray:
     """NDCG@k of linear rankers on every query of a data set.
 
     Parameters
@@ -466,19 +507,28 @@ def offline_ndcg(weights: ArrayLike, dataset: Any, *, k: int = 10,
     for lo in range(0, dataset.n_queries, chunk):
         x, rel, mask = dataset.padded(np.arange(lo, min(lo + chunk, dataset.n_queries)))
         scores = np.einsum("qmd,bd->bqm", x, w)
-        scores = np.where(mask[None], scores, -np.inf)       # padding sorts last
+        scores = np.where(mask[None], scores, -np.inf)  # padding sorts last
         order = np.argsort(-scores, axis=-1, kind="stable")
         vals.append(np.asarray(ndcg(rel[None], order, k=k, mask=mask[None])))
     per_q = np.concatenate(vals, axis=1)
     return per_q if per_query else per_q.mean(axis=1)
 
 
-def run_letor_duels(*, env: Any, feedback: FeedbackModel, learner: str = "dbgd",
-                    learner_params: Mapping[str, Any] | None = None,
-                    reps: Sequence[int] = (0,), seed: int = 0, horizon: int,
-                    checkpoints: Sequence[int], eval_sets: Mapping[str, Any] | None = None,
-                    k: int = 10, env_name: str = "letor-stream-v1",
-                    online: bool = True) -> pd.DataFrame:
+def run_letor_duels(
+    *,
+    env: Any,
+    feedback: FeedbackModel,
+    learner: str = "dbgd",
+    learner_params: Mapping[str, Any] | None = None,
+    reps: Sequence[int] = (0,),
+    seed: int = 0,
+    horizon: int,
+    checkpoints: Sequence[int],
+    eval_sets: Mapping[str, Any] | None = None,
+    k: int = 10,
+    env_name: str = "letor-stream-v1",
+    online: bool = True,
+) -> pd.DataFrame:
     """The runner's protocol on a query stream, plus offline NDCG@k of w_t at checkpoints.
 
     Each round: the stream shows a query, the learner ranks it with w_t and w'_t
@@ -522,9 +572,13 @@ def run_letor_duels(*, env: Any, feedback: FeedbackModel, learner: str = "dbgd",
     reps = tuple(int(r) for r in reps)
     cps = _checkpoints(checkpoints, horizon)
     env.feedback_model = feedback
-    lrn = make_learner(learner, dict(learner_params or {}), n_runs=len(reps),
-                       rngs=RunGenerators.from_keys(seed, "learner", learner, reps=reps),
-                       horizon=horizon)
+    lrn = make_learner(
+        learner,
+        dict(learner_params or {}),
+        n_runs=len(reps),
+        rngs=RunGenerators.from_keys(seed, "learner", learner, reps=reps),
+        horizon=horizon,
+    )
     fb_rngs = RunGenerators.from_keys(seed, "feedback", reps=reps)
     env.reset(rng=child_rng(seed, "env", env_name))
     sets = dict(eval_sets or {})
@@ -537,13 +591,18 @@ def run_letor_duels(*, env: Any, feedback: FeedbackModel, learner: str = "dbgd",
         ctx = env.observe(t)
         orders = lrn.rank(ctx)
         fb = env.feedback(orders, fb_rngs)
-        shown = (env.evaluate(orders, [f"ndcg@{k}"], validate=False)[f"ndcg@{k}"] if online
-                 else np.full(len(reps), np.nan))
+        shown = (
+            env.evaluate(orders, [f"ndcg@{k}"], validate=False)[f"ndcg@{k}"]
+            if online
+            else np.full(len(reps), np.nan)
+        )
         lrn.update(ctx, orders, fb.restrict(lrn.requires))
         cum += shown
         if t == cps[ci]:
-            offline = {name: offline_ndcg(lrn.weights_, ds, k=k)  # type: ignore[attr-defined]
-                       for name, ds in sets.items()}
+            offline = {
+                name: offline_ndcg(lrn.weights_, ds, k=k)  # type: ignore[attr-defined]
+                for name, ds in sets.items()
+            }
             rows["rep"] += list(reps)
             rows["t"] += [t] * len(reps)
             rows["online"] += shown.tolist()
@@ -573,8 +632,9 @@ def _size(size: str) -> Mapping[str, int]:
     return SYNTHETIC_SIZES[size]
 
 
-def reproduce_table1(*, size: str = "small", seed: int = 2009,
-                     problems: Sequence[str] = tuple(TABLE1)) -> pd.DataFrame:
+def reproduce_table1(
+    *, size: str = "small", seed: int = 2009, problems: Sequence[str] = tuple(TABLE1)
+) -> pd.DataFrame:
     """Table 1 of Yue & Joachims (2009): DBGD's average regret Δ_T/T, P1–P5 × δ_L.
 
     Each problem runs its ``len(TABLE1_DELTA_L) × reps`` runs in one array loop
@@ -591,19 +651,32 @@ def reproduce_table1(*, size: str = "small", seed: int = 2009,
     sz = _size(size)
     rows = []
     for name in problems:
-        reg = simulate_synthetic(name, delta_l=TABLE1_DELTA_L, reps=range(sz["reps"]),
-                                 seed=seed, horizon=sz["horizon"])[..., -1]
+        reg = simulate_synthetic(
+            name, delta_l=TABLE1_DELTA_L, reps=range(sz["reps"]), seed=seed, horizon=sz["horizon"]
+        )[..., -1]
         paper = TABLE1.get(name, (np.nan,) * len(TABLE1_DELTA_L))
         for i, dl in enumerate(TABLE1_DELTA_L):
             se = reg[i].std(ddof=1) / np.sqrt(reg.shape[1]) if reg.shape[1] > 1 else np.nan
-            rows.append({"problem": name, "delta_l": dl, "regret": float(reg[i].mean()),
-                         "stderr": float(se), "paper": float(paper[i])})
+            rows.append(
+                {
+                    "problem": name,
+                    "delta_l": dl,
+                    "regret": float(reg[i].mean()),
+                    "stderr": float(se),
+                    "paper": float(paper[i]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def reproduce_figure2(*, size: str = "small", seed: int = 2009,
-                      problems: Sequence[str] = ("P1", "P5"), n_checkpoints: int = 30,
-                      delta_l: float = 1.0) -> pd.DataFrame:
+def reproduce_figure2(
+    *,
+    size: str = "small",
+    seed: int = 2009,
+    problems: Sequence[str] = ("P1", "P5"),
+    n_checkpoints: int = 30,
+    delta_l: float = 1.0,
+) -> pd.DataFrame:
     """Figure 2 of Yue & Joachims (2009): average regret vs t of DBGD, BGD1, BGD2 (δ_L = 1).
 
     Returns
@@ -617,11 +690,24 @@ def reproduce_figure2(*, size: str = "small", seed: int = 2009,
     rows = []
     for name in problems:
         for method in SYNTHETIC_METHODS:
-            reg = simulate_synthetic(name, method=method, delta_l=[delta_l],
-                                     reps=range(sz["reps"]), seed=seed, horizon=horizon,
-                                     checkpoints=cps.tolist())[0]
+            reg = simulate_synthetic(
+                name,
+                method=method,
+                delta_l=[delta_l],
+                reps=range(sz["reps"]),
+                seed=seed,
+                horizon=horizon,
+                checkpoints=cps.tolist(),
+            )[0]
             se = reg.std(axis=0, ddof=1) / np.sqrt(reg.shape[0])
             for j, t in enumerate(cps):
-                rows.append({"problem": name, "method": method, "t": int(t),
-                             "regret": float(reg[:, j].mean()), "stderr": float(se[j])})
+                rows.append(
+                    {
+                        "problem": name,
+                        "method": method,
+                        "t": int(t),
+                        "regret": float(reg[:, j].mean()),
+                        "stderr": float(se[j]),
+                    }
+                )
     return pd.DataFrame(rows)

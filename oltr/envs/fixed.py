@@ -51,8 +51,9 @@ def _check_relevance(relevance: ArrayLike) -> NDArray[Any]:
     bad = ~np.isfinite(rel) | (rel < 0)
     if bad.any():
         t, i = (int(x) for x in np.argwhere(bad)[0])
-        raise ValueError(f"relevance must hold finite grades >= 0; round {t + 1}, item {i} "
-                         f"is {rel[t, i]}")
+        raise ValueError(
+            f"relevance must hold finite grades >= 0; round {t + 1}, item {i} is {rel[t, i]}"
+        )
     rel.flags.writeable = False
     return rel
 
@@ -108,9 +109,17 @@ class FixedItemsEnv(Environment):
 
     context_kind: ClassVar[str] = "items"
 
-    def __init__(self, *, n_items: int | None = None, relevance: ArrayLike | None = None,
-                 kind: str = "bernoulli", probs: ArrayLike | None = None, max_grade: int = 1,
-                 n_chosen: int = 1, feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        n_items: int | None = None,
+        relevance: ArrayLike | None = None,
+        kind: str = "bernoulli",
+        probs: ArrayLike | None = None,
+        max_grade: int = 1,
+        n_chosen: int = 1,
+        feedback: FeedbackModel | None = None,
+    ) -> None:
         super().__init__(feedback=feedback)
         check_choice(kind, "kind", ("bernoulli", "graded", "choice"))
         check_scalar(max_grade, "max_grade", low=1, integer=True)
@@ -127,8 +136,10 @@ class FixedItemsEnv(Environment):
         check_scalar(n_chosen, "n_chosen", low=1, high=self._m, integer=True)
         self._probs = None if probs is None else _check_probs(probs, self._m)
         if kind == "choice" and self._probs is not None and (self._probs > 0).sum() < n_chosen:
-            raise ValueError(f"kind='choice' needs at least n_chosen={n_chosen} items with "
-                             f"probs > 0, got {int((self._probs > 0).sum())}")
+            raise ValueError(
+                f"kind='choice' needs at least n_chosen={n_chosen} items with "
+                f"probs > 0, got {int((self._probs > 0).sum())}"
+            )
         self.n_items = n_items
         self.relevance = relevance
         self.kind = kind
@@ -175,8 +186,10 @@ class FixedItemsEnv(Environment):
     def _row(self, t: int) -> NDArray[Any]:
         if self._explicit is not None:
             if t > self._explicit.shape[0]:
-                raise ValueError(f"the explicit relevance holds {self._explicit.shape[0]} rounds; "
-                                 f"round {t} was requested")
+                raise ValueError(
+                    f"the explicit relevance holds {self._explicit.shape[0]} rounds; "
+                    f"round {t} was requested"
+                )
             return np.asarray(self._explicit[t - 1])
         block, row = divmod(t - 1, BLOCK)
         while len(self._blocks) <= block:
@@ -193,8 +206,9 @@ class FixedItemsEnv(Environment):
 
     # -- comparator -----------------------------------------------------------
 
-    def comparator(self, measures: Mapping[str, Any] | Sequence[str],
-                   checkpoints: Sequence[int]) -> dict[str, FloatArray | None]:
+    def comparator(
+        self, measures: Mapping[str, Any] | Sequence[str], checkpoints: Sequence[int]
+    ) -> dict[str, FloatArray | None]:
         """Cumulative value of the best fixed order over rounds 1..t at each checkpoint.
 
         Exact for every measure when ``m <= 8``, and for DCG, Precision@k,
@@ -208,5 +222,7 @@ class FixedItemsEnv(Environment):
         if cp[-1] > self.t:
             raise ValueError(f"checkpoint {cp[-1]} lies beyond the last observed round {self.t}")
         history = self._history(int(cp[-1]))
-        return {name: hindsight_comparator(history, measure, cp)
-                for name, measure in resolve_measures(measures).items()}
+        return {
+            name: hindsight_comparator(history, measure, cp)
+            for name, measure in resolve_measures(measures).items()
+        }

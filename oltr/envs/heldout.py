@@ -34,8 +34,10 @@ __all__ = ["HeldoutSet", "heldout_ndcg"]
 def _weights(weights: ArrayLike, n_features: int) -> FloatArray:
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 2 or w.shape[1] != n_features:
-        raise ValueError(f"weights must have shape (B, {n_features}) (one row per run, one "
-                         f"column per feature of the data set), got {w.shape}")
+        raise ValueError(
+            f"weights must have shape (B, {n_features}) (one row per run, one "
+            f"column per feature of the data set), got {w.shape}"
+        )
     if not np.isfinite(w).all():
         raise ValueError("weights must be finite")
     return w
@@ -67,7 +69,8 @@ class HeldoutSet:
     k: int = 10
     no_relevant: float = 1.0
     _padded: tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.bool_]] = field(
-        init=False, repr=False)
+        init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.dataset, LetorDataset):
@@ -86,16 +89,18 @@ class HeldoutSet:
         scores = (x.reshape(q * m, d) @ w.T).T.reshape(w.shape[0], q, m)
         scores[:, ~mask] = -np.inf  # padding sorts last (and is masked out anyway)
         order = np.argsort(-scores, axis=-1, kind="stable")
-        return np.asarray(ndcg(r, order, k=self.k, mask=mask, no_relevant=self.no_relevant),
-                          dtype=np.float64)
+        return np.asarray(
+            ndcg(r, order, k=self.k, mask=mask, no_relevant=self.no_relevant), dtype=np.float64
+        )
 
     def evaluate(self, weights: ArrayLike) -> FloatArray:
         """Mean NDCG@k over the held-out queries for each run, shape (B,)."""
         return self.per_query(weights).mean(axis=-1)
 
 
-def heldout_ndcg(weights: ArrayLike, dataset: LetorDataset, k: int = 10, *,
-                 no_relevant: float = 1.0) -> FloatArray:
+def heldout_ndcg(
+    weights: ArrayLike, dataset: LetorDataset, k: int = 10, *, no_relevant: float = 1.0
+) -> FloatArray:
     """Mean NDCG@k over the queries of ``dataset`` of each linear ranker ``X w``.
 
     Parameters

@@ -99,12 +99,12 @@ class Interleaving(Protocol):
 
 @dataclass(frozen=True)
 class _Prepared:
-    a: NDArray[np.intp]        # (N, m) order of A
-    b: NDArray[np.intp]        # (N, m) order of B
-    rank_a: NDArray[np.intp]   # (N, m) 0-based position of each item in A
+    a: NDArray[np.intp]  # (N, m) order of A
+    b: NDArray[np.intp]  # (N, m) order of B
+    rank_a: NDArray[np.intp]  # (N, m) 0-based position of each item in A
     rank_b: NDArray[np.intp]
     batch: tuple[int, ...]
-    n: int                     # shown length min(k, m)
+    n: int  # shown length min(k, m)
 
 
 def _ranks(order: ArrayLike, name: str) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -126,14 +126,17 @@ def _prepare(order_a: ArrayLike, order_b: ArrayLike, k: int) -> _Prepared:
     a, ra = _ranks(order_a, "order_a")
     b, rb = _ranks(order_b, "order_b")
     if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"order_a and order_b must rank the same items, got {a.shape[-1]} and "
-                         f"{b.shape[-1]} items")
+        raise ValueError(
+            f"order_a and order_b must rank the same items, got {a.shape[-1]} and "
+            f"{b.shape[-1]} items"
+        )
     m = a.shape[-1]
     try:
         batch = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     except ValueError as exc:
-        raise ValueError(f"leading shapes of order_a {a.shape[:-1]} and order_b "
-                         f"{b.shape[:-1]} do not broadcast") from exc
+        raise ValueError(
+            f"leading shapes of order_a {a.shape[:-1]} and order_b {b.shape[:-1]} do not broadcast"
+        ) from exc
 
     def flat(x: NDArray[np.intp]) -> NDArray[np.intp]:
         return np.broadcast_to(x, batch + (m,)).reshape(-1, m)
@@ -190,8 +193,7 @@ class TeamDraftInterleaving:
     def credit(self, clicks: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """Clicks on A's team and on B's team, each of shape (...)."""
         c = _check_clicks(clicks, self.shown.shape)
-        return ((c & (self.team == TEAM_A)).sum(axis=-1),
-                (c & (self.team == TEAM_B)).sum(axis=-1))
+        return ((c & (self.team == TEAM_A)).sum(axis=-1), (c & (self.team == TEAM_B)).sum(axis=-1))
 
     def outcome(self, clicks: ArrayLike) -> Any:
         """Sign of (clicks on B's team − clicks on A's team): −1 A wins, 0 tie, +1 B wins."""
@@ -199,8 +201,9 @@ class TeamDraftInterleaving:
         return _scalar_if_0d(_sign(cb - ca))
 
 
-def team_draft_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
-                          rng: RNGs) -> TeamDraftInterleaving:
+def team_draft_interleave(
+    order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, rng: RNGs
+) -> TeamDraftInterleaving:
     """Team-draft interleaving of two orders (Radlinski et al. 2008, §4).
 
     The rankers pick like captains choosing teams: in each round a fair coin
@@ -289,9 +292,11 @@ class BalancedInterleaving:
         """
         c = _check_clicks(clicks, self.shown.shape)
         n = c.shape[-1]
-        last = n - 1 - np.argmax(c[..., ::-1], axis=-1)          # lowest clicked position
-        depth = np.minimum(np.take_along_axis(self.rank_a, last[..., None], -1),
-                           np.take_along_axis(self.rank_b, last[..., None], -1))
+        last = n - 1 - np.argmax(c[..., ::-1], axis=-1)  # lowest clicked position
+        depth = np.minimum(
+            np.take_along_axis(self.rank_a, last[..., None], -1),
+            np.take_along_axis(self.rank_b, last[..., None], -1),
+        )
         h_a = (c & (self.rank_a <= depth)).sum(axis=-1)
         h_b = (c & (self.rank_b <= depth)).sum(axis=-1)
         return h_a, h_b
@@ -302,8 +307,9 @@ class BalancedInterleaving:
         return _scalar_if_0d(_sign(h_b - h_a))
 
 
-def balanced_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
-                        rng: RNGs) -> BalancedInterleaving:
+def balanced_interleave(
+    order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, rng: RNGs
+) -> BalancedInterleaving:
     """Balanced interleaving of two orders (Joachims 2003, §3).
 
     A fair coin decides whether A or B leads; then the two orders are read in
@@ -358,8 +364,9 @@ def balanced_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
         if not active.any():
             break
         take_a = (depth_a < depth_b) | ((depth_a == depth_b) & a_first)
-        item = np.where(take_a, top_a[rows, np.minimum(depth_a, n - 1)],
-                        top_b[rows, np.minimum(depth_b, n - 1)])
+        item = np.where(
+            take_a, top_a[rows, np.minimum(depth_a, n - 1)], top_b[rows, np.minimum(depth_b, n - 1)]
+        )
         new = active & ~used[rows, item]
         shown[rows[new], count[new]] = item[new]
         used[rows[new], item[new]] = True
@@ -368,8 +375,12 @@ def balanced_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
         depth_b += active & ~take_a
     rank_a = np.take_along_axis(p.rank_a, shown, axis=1)
     rank_b = np.take_along_axis(p.rank_b, shown, axis=1)
-    return BalancedInterleaving(_unflat(shown, p.batch), _unflat(a_first, p.batch),
-                                _unflat(rank_a, p.batch), _unflat(rank_b, p.batch))
+    return BalancedInterleaving(
+        _unflat(shown, p.batch),
+        _unflat(a_first, p.batch),
+        _unflat(rank_a, p.batch),
+        _unflat(rank_b, p.batch),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -415,10 +426,10 @@ class ProbabilisticInterleaving:
         for t in range(n):
             qt = q[..., t, None]
             stepped = np.zeros_like(dist)
-            stepped[..., 1:] += qt * dist[..., :-1]      # credited to B: +1
+            stepped[..., 1:] += qt * dist[..., :-1]  # credited to B: +1
             stepped[..., :-1] += (1.0 - qt) * dist[..., 1:]  # credited to A: −1
             dist = np.where(c[..., t, None], stepped, dist)
-        return _scalar_if_0d(dist[..., n + 1:].sum(axis=-1) - dist[..., :n].sum(axis=-1))
+        return _scalar_if_0d(dist[..., n + 1 :].sum(axis=-1) - dist[..., :n].sum(axis=-1))
 
     def outcome(self, clicks: ArrayLike, *, marginalize: bool = True) -> Any:
         """−1 A wins, 0 tie, +1 B wins.
@@ -436,12 +447,14 @@ class ProbabilisticInterleaving:
 
 def softmax_weights(ranks: ArrayLike, tau: float = 3.0) -> NDArray[np.float64]:
     """Unnormalised probabilistic-interleaving weights 1 / (rank + 1)^τ (0-based ranks)."""
-    return np.asarray((np.asarray(ranks, dtype=np.float64) + 1.0) ** (-float(tau)),
-                      dtype=np.float64)
+    return np.asarray(
+        (np.asarray(ranks, dtype=np.float64) + 1.0) ** (-float(tau)), dtype=np.float64
+    )
 
 
-def probabilistic_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
-                             tau: float = 3.0, rng: RNGs) -> ProbabilisticInterleaving:
+def probabilistic_interleave(
+    order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, tau: float = 3.0, rng: RNGs
+) -> ProbabilisticInterleaving:
     """Probabilistic interleaving of two orders (Hofmann et al. 2011, §4).
 
     Each ranker s becomes a softmax over items, P_s(d) ∝ 1 / r_s(d)^τ (r 1-based).
@@ -505,8 +518,9 @@ def probabilistic_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int =
         shown[:, t] = pick
         free[rows, pick] = False
     assignment = np.where(from_b, TEAM_B, TEAM_A).astype(np.int8)
-    return ProbabilisticInterleaving(_unflat(shown, p.batch), _unflat(assignment, p.batch),
-                                     _unflat(posterior_b, p.batch))
+    return ProbabilisticInterleaving(
+        _unflat(shown, p.batch), _unflat(assignment, p.batch), _unflat(posterior_b, p.batch)
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -514,28 +528,41 @@ def probabilistic_interleave(order_a: ArrayLike, order_b: ArrayLike, *, k: int =
 
 
 #: Interleaving methods by name.
-INTERLEAVING_METHODS: Mapping[str, Callable[..., Interleaving]] = MappingProxyType({
-    "team_draft": team_draft_interleave,
-    "balanced": balanced_interleave,
-    "probabilistic": probabilistic_interleave,
-})
+INTERLEAVING_METHODS: Mapping[str, Callable[..., Interleaving]] = MappingProxyType(
+    {
+        "team_draft": team_draft_interleave,
+        "balanced": balanced_interleave,
+        "probabilistic": probabilistic_interleave,
+    }
+)
 
 
-def interleave(method: str, order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10,
-               rng: RNGs, **options: Any) -> Interleaving:
+def interleave(
+    method: str, order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, rng: RNGs, **options: Any
+) -> Interleaving:
     """Interleave with the method named ``method`` (a key of :data:`INTERLEAVING_METHODS`).
 
     ``options`` go to the method (e.g. ``tau`` for ``"probabilistic"``).
     """
     if method not in INTERLEAVING_METHODS:
-        raise ValueError(f"unknown interleaving method {method!r}; valid methods are "
-                         f"{sorted(INTERLEAVING_METHODS)}")
+        raise ValueError(
+            f"unknown interleaving method {method!r}; valid methods are "
+            f"{sorted(INTERLEAVING_METHODS)}"
+        )
     return INTERLEAVING_METHODS[method](order_a, order_b, k=k, rng=rng, **options)
 
 
-def compare(order_a: ArrayLike, order_b: ArrayLike, relevance: ArrayLike,
-            click_model: ClickModel, *, method: str = "team_draft", k: int = 10,
-            rng: RNGs, **options: Any) -> Any:
+def compare(
+    order_a: ArrayLike,
+    order_b: ArrayLike,
+    relevance: ArrayLike,
+    click_model: ClickModel,
+    *,
+    method: str = "team_draft",
+    k: int = 10,
+    rng: RNGs,
+    **options: Any,
+) -> Any:
     """One interleaved comparison: interleave, simulate clicks, read the outcome.
 
     Parameters
@@ -574,7 +601,7 @@ def compare(order_a: ArrayLike, order_b: ArrayLike, relevance: ArrayLike,
     # Normalise a seed once, so the clicks continue the interleaving's stream.
     rngs: np.random.Generator | list[np.random.Generator]
     if isinstance(rng, Sequence):
-        rngs = list(rng)         # per-row Generators, checked by the interleaving call
+        rngs = list(rng)  # per-row Generators, checked by the interleaving call
     else:
         rngs = _normalize_rngs(rng, ())
     il = interleave(method, order_a, order_b, k=k, rng=rngs, **options)
@@ -585,7 +612,9 @@ def compare(order_a: ArrayLike, order_b: ArrayLike, relevance: ArrayLike,
     try:
         rel = np.broadcast_to(rel, il.shown.shape[:-1] + (m,))
     except ValueError as exc:
-        raise ValueError(f"relevance of shape {rel.shape} does not broadcast to the orders' "
-                         f"batch shape {il.shown.shape[:-1]}") from exc
+        raise ValueError(
+            f"relevance of shape {rel.shape} does not broadcast to the orders' "
+            f"batch shape {il.shown.shape[:-1]}"
+        ) from exc
     clicks = click_model.simulate(np.take_along_axis(rel, il.shown, axis=-1), rngs)
     return il.outcome(clicks)

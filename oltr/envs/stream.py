@@ -81,12 +81,23 @@ class LetorStreamEnv(Environment):
 
     context_kind: ClassVar[str] = "features"
 
-    def __init__(self, *, path: str | None = None, group_file: str | None = None,
-                 normalize: bool = False, drop_no_relevant: bool = False,
-                 dataset: Any = None, order: str = "uniform", n_queries: int = 200,
-                 n_features: int | None = None, max_grade: int = 4, min_docs: int = 5,
-                 max_docs: int = 60, data_seed: int = 0,
-                 feedback: FeedbackModel | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        path: str | None = None,
+        group_file: str | None = None,
+        normalize: bool = False,
+        drop_no_relevant: bool = False,
+        dataset: Any = None,
+        order: str = "uniform",
+        n_queries: int = 200,
+        n_features: int | None = None,
+        max_grade: int = 4,
+        min_docs: int = 5,
+        max_docs: int = 60,
+        data_seed: int = 0,
+        feedback: FeedbackModel | None = None,
+    ) -> None:
         super().__init__(feedback=feedback)
         check_choice(order, "order", ("uniform", "epochs"))
         for name, value in (("path", path), ("group_file", group_file)):
@@ -136,16 +147,24 @@ class LetorStreamEnv(Environment):
             elif self.path is not None:
                 from oltr.envs.letor import load_letor
 
-                self._data = load_letor(self.path, group_file=self.group_file,
-                                        n_features=self.n_features, normalize=self.normalize,
-                                        drop_no_relevant=self.drop_no_relevant)
+                self._data = load_letor(
+                    self.path,
+                    group_file=self.group_file,
+                    n_features=self.n_features,
+                    normalize=self.normalize,
+                    drop_no_relevant=self.drop_no_relevant,
+                )
             else:
                 from oltr.envs.synthetic import synthetic_letor
 
                 self._data = synthetic_letor(
-                    n_queries=self.n_queries, n_features=self.n_features or 20,
-                    max_grade=self.max_grade, min_docs=self.min_docs, max_docs=self.max_docs,
-                    rng=self.data_seed)
+                    n_queries=self.n_queries,
+                    n_features=self.n_features or 20,
+                    max_grade=self.max_grade,
+                    min_docs=self.min_docs,
+                    max_docs=self.max_docs,
+                    rng=self.data_seed,
+                )
         return self._data
 
     def _reset(self, rng: np.random.Generator) -> None:
@@ -160,6 +179,5 @@ class LetorStreamEnv(Environment):
         q = next(self._stream)
         lo, hi = int(self._offsets[q]), int(self._offsets[q + 1])
         # The data set's arrays are read-only, so these views cannot be written through.
-        ctx = Context(t=t, n_items=hi - lo, features=self._features[lo:hi],
-                      qid=int(self._qids[q]))
+        ctx = Context(t=t, n_items=hi - lo, features=self._features[lo:hi], qid=int(self._qids[q]))
         return ctx, self._grades[lo:hi]

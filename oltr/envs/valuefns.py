@@ -162,9 +162,16 @@ def v5(w: Array) -> Array:
 
 
 #: The value functions of §5.1 by name.
-VALUE_FUNCTIONS: MappingProxyType[str, ValueFn] = MappingProxyType({
-    "v1": v1, "v2_l1": v2_l1, "v2_l2": v2_l2, "v3": v3, "v4": v4, "v5": v5,
-})
+VALUE_FUNCTIONS: MappingProxyType[str, ValueFn] = MappingProxyType(
+    {
+        "v1": v1,
+        "v2_l1": v2_l1,
+        "v2_l2": v2_l2,
+        "v3": v3,
+        "v4": v4,
+        "v5": v5,
+    }
+)
 
 
 # ---------------------------------------------------------------------------
@@ -184,9 +191,16 @@ def project_to_ball(w: ArrayLike, radius: float) -> Array:
     return _float(w * scale)
 
 
-def maximize_on_ball(value: ValueFn, dim: int, radius: float, *,
-                     gradient: ValueFn | None = None, x0: ArrayLike | None = None,
-                     tol: float = 1e-10, max_iter: int = 1000) -> Array:
+def maximize_on_ball(
+    value: ValueFn,
+    dim: int,
+    radius: float,
+    *,
+    gradient: ValueFn | None = None,
+    x0: ArrayLike | None = None,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+) -> Array:
     """Numerically maximise a concave ``value`` over the ball {‖w‖₂ <= radius}.
 
     Solves ``min −v(w)  s.t.  radius² − wᵀw >= 0`` with SLSQP (scipy). For a
@@ -225,10 +239,17 @@ def maximize_on_ball(value: ValueFn, dim: int, radius: float, *,
     dim, radius = _check_ball(dim, radius)
     start = np.zeros(dim) if x0 is None else project_to_ball(np.asarray(x0, float), radius)
     jac = None if gradient is None else (lambda w: -np.asarray(gradient(w), dtype=float))
-    res = minimize(lambda w: -float(value(w)), start, jac=jac, method="SLSQP", tol=tol,
-                   constraints=[{"type": "ineq", "fun": lambda w: radius**2 - w @ w,
-                                 "jac": lambda w: -2.0 * w}],
-                   options={"maxiter": max_iter})
+    res = minimize(
+        lambda w: -float(value(w)),
+        start,
+        jac=jac,
+        method="SLSQP",
+        tol=tol,
+        constraints=[
+            {"type": "ineq", "fun": lambda w: radius**2 - w @ w, "jac": lambda w: -2.0 * w}
+        ],
+        options={"maxiter": max_iter},
+    )
     # Status 8 (no descent along the search direction) is how SLSQP stops once it sits at
     # the optimum to the precision of its (finite-difference) gradient; a concave v has no
     # other stationary points.
@@ -296,8 +317,10 @@ class SyntheticProblem:
             if w_star.shape != (dim,):
                 raise ValueError(f"optimum must have shape ({dim},), got {w_star.shape}")
             if np.linalg.norm(w_star) > radius * (1 + 1e-12):
-                raise ValueError(f"optimum must lie in the ball of radius {radius}, got norm "
-                                 f"{np.linalg.norm(w_star)}")
+                raise ValueError(
+                    f"optimum must lie in the ball of radius {radius}, got norm "
+                    f"{np.linalg.norm(w_star)}"
+                )
         w_star.setflags(write=False)
         object.__setattr__(self, "optimum", w_star)
 
@@ -334,8 +357,9 @@ class SyntheticProblem:
         a, b = self._check_points(w, "w"), self._check_points(w_prime, "w_prime")
         best = self.best_value
         # σ(x) − 1/2 = tanh(x/2)/2 keeps precision when v(w) is close to v(w*).
-        return _float(0.5 * (np.tanh((best - self.value(a)) / 2.0)
-                             + np.tanh((best - self.value(b)) / 2.0)))
+        return _float(
+            0.5 * (np.tanh((best - self.value(a)) / 2.0) + np.tanh((best - self.value(b)) / 2.0))
+        )
 
     def duel(self, w: ArrayLike, w_prime: ArrayLike, rng: RNGs) -> Any:
         """One noisy comparison: +1 if w' wins (probability 1 − P(w ≻ w')), −1 if w wins.
@@ -365,8 +389,13 @@ def _draw_outcome(p_first: NDArray[np.float64], rng: RNGs) -> Any:
 
 
 _PROBLEM_VALUES: dict[str, tuple[str, ValueFn]] = {
-    "P1": ("v1", v1), "P2": ("v2_l1", v2_l1), "P2_l2": ("v2_l2", v2_l2),
-    "P2_l1": ("v2_l1", v2_l1), "P3": ("v3", v3), "P4": ("v4", v4), "P5": ("v5", v5),
+    "P1": ("v1", v1),
+    "P2": ("v2_l1", v2_l1),
+    "P2_l2": ("v2_l2", v2_l2),
+    "P2_l1": ("v2_l1", v2_l1),
+    "P3": ("v3", v3),
+    "P4": ("v4", v4),
+    "P5": ("v5", v5),
 }
 
 #: Names of the synthetic settings of §5.1 (P2 is P2_l1, the reading Table 1 needs).
@@ -386,8 +415,9 @@ def synthetic_problem(name: str, *, dim: int = 50, radius: float = 10.0) -> Synt
     (50, 10.0, 0.0)
     """
     if name not in _PROBLEM_VALUES:
-        raise ValueError(f"unknown synthetic problem {name!r}; valid names are "
-                         f"{list(SYNTHETIC_PROBLEMS)}")
+        raise ValueError(
+            f"unknown synthetic problem {name!r}; valid names are {list(SYNTHETIC_PROBLEMS)}"
+        )
     dim, radius = _check_ball(dim, radius)
     _, fn = _PROBLEM_VALUES[name]
     return SyntheticProblem(fn, dim=dim, radius=radius, optimum=np.zeros(dim), name=name)
@@ -403,16 +433,24 @@ def _scores(features: ArrayLike, w: ArrayLike) -> Array:
     if x.ndim < 2:
         raise ValueError(f"features must have shape (..., n_docs, n_features), got {x.shape}")
     if wt.ndim < 1 or wt.shape[-1] != x.shape[-1]:
-        raise ValueError(f"w must have shape (..., {x.shape[-1]}) to score features of shape "
-                         f"{x.shape}, got {wt.shape}")
+        raise ValueError(
+            f"w must have shape (..., {x.shape[-1]}) to score features of shape "
+            f"{x.shape}, got {wt.shape}"
+        )
     for arr, name in ((x, "features"), (wt, "w")):
         if not np.isfinite(arr).all():
             raise ValueError(f"{name} must be finite")
     return _float(np.einsum("...md,...d->...m", x, wt))
 
 
-def web_search_ndcg(features: ArrayLike, relevance: ArrayLike, w: ArrayLike, *, k: int = 10,
-                    mask: ArrayLike | None = None) -> Any:
+def web_search_ndcg(
+    features: ArrayLike,
+    relevance: ArrayLike,
+    w: ArrayLike,
+    *,
+    k: int = 10,
+    mask: ArrayLike | None = None,
+) -> Any:
     """NDCG@k of the ranking by descending score ``X·w`` (§5.2).
 
     NDCG@K = (1/N_K) Σ_{k<=K} (2^{r_k} − 1) / log(k + 1), as in §5.2 (the log
@@ -442,9 +480,16 @@ def web_search_ndcg(features: ArrayLike, relevance: ArrayLike, w: ArrayLike, *, 
     return ndcg(relevance, order, k=k, mask=mask)
 
 
-def web_search_preference(features: ArrayLike, relevance: ArrayLike, w: ArrayLike,
-                          w_prime: ArrayLike, *, k: int = 10, scale: float = 10.0,
-                          mask: ArrayLike | None = None) -> Any:
+def web_search_preference(
+    features: ArrayLike,
+    relevance: ArrayLike,
+    w: ArrayLike,
+    w_prime: ArrayLike,
+    *,
+    k: int = 10,
+    scale: float = 10.0,
+    mask: ArrayLike | None = None,
+) -> Any:
     """P(w ≻ w') = σ(scale · (NDCG@k(w) − NDCG@k(w'))) on one query (§5.2: scale 10, k 10).
 
     Parameters
@@ -468,14 +513,23 @@ def web_search_preference(features: ArrayLike, relevance: ArrayLike, w: ArrayLik
     >>> bool(np.isclose(p, logistic(10 * (1 - 1 / np.log2(3)))))
     True
     """
-    gap = (np.asarray(web_search_ndcg(features, relevance, w, k=k, mask=mask))
-           - np.asarray(web_search_ndcg(features, relevance, w_prime, k=k, mask=mask)))
+    gap = np.asarray(web_search_ndcg(features, relevance, w, k=k, mask=mask)) - np.asarray(
+        web_search_ndcg(features, relevance, w_prime, k=k, mask=mask)
+    )
     return logistic(float(scale) * gap)[()]
 
 
-def web_search_duel(features: ArrayLike, relevance: ArrayLike, w: ArrayLike,
-                    w_prime: ArrayLike, rng: RNGs, *, k: int = 10, scale: float = 10.0,
-                    mask: ArrayLike | None = None) -> Any:
+def web_search_duel(
+    features: ArrayLike,
+    relevance: ArrayLike,
+    w: ArrayLike,
+    w_prime: ArrayLike,
+    rng: RNGs,
+    *,
+    k: int = 10,
+    scale: float = 10.0,
+    mask: ArrayLike | None = None,
+) -> Any:
     """One comparison under the §5.2 oracle: +1 if w' wins, −1 if w wins.
 
     Parameters
@@ -490,5 +544,9 @@ def web_search_duel(features: ArrayLike, relevance: ArrayLike, w: ArrayLike,
     outcome
         int8 of the batch shape (a numpy scalar for single rankers).
     """
-    return _draw_outcome(np.asarray(web_search_preference(
-        features, relevance, w, w_prime, k=k, scale=scale, mask=mask)), rng)
+    return _draw_outcome(
+        np.asarray(
+            web_search_preference(features, relevance, w, w_prime, k=k, scale=scale, mask=mask)
+        ),
+        rng,
+    )

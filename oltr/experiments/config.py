@@ -470,10 +470,14 @@ def data_root() -> Path:
 def _resolve_one(value: str, base: Path) -> tuple[Path, str]:
     """An absolute path for a config's data path, and how a relative one was resolved."""
     if value.startswith(DATA_PREFIX):
-        return ((data_root() / value[len(DATA_PREFIX):]).resolve(),
-                "{data}/ is $OLTR_DATA_DIR, or ../shared/data from the current directory")
-    return ((base / Path(value).expanduser()).resolve(),
-            "relative paths are resolved against the config file's folder")
+        return (
+            (data_root() / value[len(DATA_PREFIX) :]).resolve(),
+            "{data}/ is $OLTR_DATA_DIR, or ../shared/data from the current directory",
+        )
+    return (
+        (base / Path(value).expanduser()).resolve(),
+        "relative paths are resolved against the config file's folder",
+    )
 
 
 def _resolve_data_paths(

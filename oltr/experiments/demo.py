@@ -63,11 +63,14 @@ def score_fixed_rankers(dataset: SyntheticLetor, *, rng: RNGLike = 0) -> pd.Data
     (``get_measure(name).kind`` says whether higher or lower is better).
     """
     features, relevance, mask = dataset.padded(np.arange(dataset.n_queries))
-    orders = {name: _order(score(features), mask)
-              for name, score in fixed_ranker_scores(dataset, rng).items()}
+    orders = {
+        name: _order(score(features), mask)
+        for name, score in fixed_ranker_scores(dataset, rng).items()
+    }
     orders["ideal (sort by true relevance)"] = _order(relevance.astype(np.float64), mask)
     rows = {}
     for name, order in orders.items():
-        rows[name] = {m: float(np.mean(get_measure(m)(relevance, order, mask=mask)))
-                      for m in DEMO_MEASURES}
+        rows[name] = {
+            m: float(np.mean(get_measure(m)(relevance, order, mask=mask))) for m in DEMO_MEASURES
+        }
     return pd.DataFrame.from_dict(rows, orient="index")

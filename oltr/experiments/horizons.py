@@ -58,9 +58,16 @@ CT15_SETTINGS: dict[str, Setting] = {
 THEORY = {"RTop-1F (top-1)": "<= 2/3", "FTPL (full)": "<= 1/2"}
 
 
-def final_regrets(settings: Mapping[str, Setting], horizons: Sequence[int], *,
-                  env: str = "ct15-sim-v1", env_params: Mapping[str, Any] | None = None,
-                  reps: int = 5, seed: int = 20150509, measure: str = "dcg") -> pd.DataFrame:
+def final_regrets(
+    settings: Mapping[str, Setting],
+    horizons: Sequence[int],
+    *,
+    env: str = "ct15-sim-v1",
+    env_params: Mapping[str, Any] | None = None,
+    reps: int = 5,
+    seed: int = 20150509,
+    measure: str = "dcg",
+) -> pd.DataFrame:
     """Final cumulative regret ``R_T`` of every setting at every horizon and repetition.
 
     Each (setting, T) is a separate run set with horizon ``T`` (so schedules
@@ -74,15 +81,24 @@ def final_regrets(settings: Mapping[str, Setting], horizons: Sequence[int], *,
     rows = []
     for label, s in settings.items():
         for horizon in horizons:
-            spec = RunSetSpec(env=env, env_params=dict(env_params or {}), feedback=s.feedback,
-                              feedback_params=dict(s.feedback_params), learner=s.learner,
-                              learner_params=dict(s.learner_params), reps=tuple(range(reps)),
-                              seed=seed, horizon=int(horizon), measures=(measure,),
-                              checkpoints=(int(horizon),))
+            spec = RunSetSpec(
+                env=env,
+                env_params=dict(env_params or {}),
+                feedback=s.feedback,
+                feedback_params=dict(s.feedback_params),
+                learner=s.learner,
+                learner_params=dict(s.learner_params),
+                reps=tuple(range(reps)),
+                seed=seed,
+                horizon=int(horizon),
+                measures=(measure,),
+                checkpoints=(int(horizon),),
+            )
             df = run_set(spec)
             for rep, regret in zip(df["rep"], df[f"{measure}:regret"], strict=True):
-                rows.append({"label": label, "T": int(horizon), "rep": int(rep),
-                             "regret": float(regret)})
+                rows.append(
+                    {"label": label, "T": int(horizon), "rep": int(rep), "regret": float(regret)}
+                )
     return pd.DataFrame(rows, columns=["label", "T", "rep", "regret"])
 
 
@@ -101,8 +117,9 @@ def horizon_exponents(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(out, orient="index")
 
 
-def tail_exponent(trace: pd.DataFrame, measure: str = "dcg", *,
-                  t_min: int = 1000) -> tuple[float, float]:
+def tail_exponent(
+    trace: pd.DataFrame, measure: str = "dcg", *, t_min: int = 1000
+) -> tuple[float, float]:
     """Within-run exponent of the mean regret curve from ``t_min`` on (C&T 2015 Fig. 2).
 
     ``trace`` is a :func:`~oltr.experiments.runner.run_set` trace (one learner).
@@ -113,16 +130,23 @@ def tail_exponent(trace: pd.DataFrame, measure: str = "dcg", *,
 
 def main(argv: Sequence[str] | None = None) -> pd.DataFrame:
     """Command line: run the across-horizon study of C&T 2015 and print the exponents."""
-    parser = argparse.ArgumentParser(prog="python -m oltr.experiments.horizons",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--horizons", type=int, nargs="+",
-                        default=[1000, 3000, 10_000, 30_000, 100_000])
+    parser = argparse.ArgumentParser(
+        prog="python -m oltr.experiments.horizons", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--horizons", type=int, nargs="+", default=[1000, 3000, 10_000, 30_000, 100_000]
+    )
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20150509)
     parser.add_argument("--n-items", type=int, default=10)
     args = parser.parse_args(argv)
-    results = final_regrets(CT15_SETTINGS, args.horizons, env_params={"n_items": args.n_items},
-                            reps=args.reps, seed=args.seed)
+    results = final_regrets(
+        CT15_SETTINGS,
+        args.horizons,
+        env_params={"n_items": args.n_items},
+        reps=args.reps,
+        seed=args.seed,
+    )
     table = results.groupby(["label", "T"], sort=False)["regret"].agg(["mean", "std"])
     print(table.to_string(float_format=lambda x: f"{x:.1f}"))
     fits = horizon_exponents(results)

@@ -51,8 +51,9 @@ def average(values: ArrayLike) -> NDArray[np.float64]:
     return c / np.arange(1, c.shape[-1] + 1)
 
 
-def cumulative_regret(learner_cum: ArrayLike, comparator_cum: ArrayLike, *,
-                      kind: Literal["gain", "loss"]) -> NDArray[np.float64]:
+def cumulative_regret(
+    learner_cum: ArrayLike, comparator_cum: ArrayLike, *, kind: Literal["gain", "loss"]
+) -> NDArray[np.float64]:
     """Cumulative regret from cumulative values (positive = worse than the comparator).
 
     Parameters
@@ -73,8 +74,9 @@ def cumulative_regret(learner_cum: ArrayLike, comparator_cum: ArrayLike, *,
     return cc - lc if kind == "gain" else lc - cc
 
 
-def regret_exponent(t: ArrayLike, cum_regret: ArrayLike, *, t_min: float | None = None,
-                    t_max: float | None = None) -> tuple[float, float]:
+def regret_exponent(
+    t: ArrayLike, cum_regret: ArrayLike, *, t_min: float | None = None, t_max: float | None = None
+) -> tuple[float, float]:
     """Growth exponent of cumulative regret: slope of ``log R_t`` on ``log t``.
 
     A least-squares line (:func:`scipy.stats.linregress`) through
@@ -112,8 +114,9 @@ def regret_exponent(t: ArrayLike, cum_regret: ArrayLike, *, t_min: float | None 
     tt = np.asarray(t, dtype=np.float64)
     rr = np.asarray(cum_regret, dtype=np.float64)
     if tt.ndim != 1 or tt.shape != rr.shape:
-        raise ValueError(f"t and cum_regret must be 1-D of equal length, got {tt.shape} and "
-                         f"{rr.shape}")
+        raise ValueError(
+            f"t and cum_regret must be 1-D of equal length, got {tt.shape} and {rr.shape}"
+        )
     keep = np.ones(tt.shape, dtype=bool)
     if t_min is not None:
         keep &= tt >= t_min
@@ -126,8 +129,10 @@ def regret_exponent(t: ArrayLike, cum_regret: ArrayLike, *, t_min: float | None 
         raise ValueError("t must be > 0")
     bad = ~(rr > 0)
     if bad.any():
-        raise ValueError(f"cum_regret must be > 0 to take logs; {int(bad.sum())} value(s) are "
-                         f"not (first at t={tt[bad][0]:g}); raise t_min or average more runs")
+        raise ValueError(
+            f"cum_regret must be > 0 to take logs; {int(bad.sum())} value(s) are "
+            f"not (first at t={tt[bad][0]:g}); raise t_min or average more runs"
+        )
     fit = stats.linregress(np.log(tt), np.log(rr))
     return float(fit.slope), float(fit.stderr)
 

@@ -69,8 +69,9 @@ FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-def run_function_reproduction(name: str, *, size: str = "small",
-                              out: str | os.PathLike[str] | None = None) -> Path:
+def run_function_reproduction(
+    name: str, *, size: str = "small", out: str | os.PathLike[str] | None = None
+) -> Path:
     """Run a reproduction of :data:`FUNCTION_REPRODUCTIONS`; write ``table.csv`` and ``table.md``.
 
     Returns the folder written (default ``results/NAME-SIZE``). Each file is
@@ -79,8 +80,10 @@ def run_function_reproduction(name: str, *, size: str = "small",
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
     if name not in FUNCTION_REPRODUCTIONS:
-        raise ValueError(f"{name!r} is not a function reproduction; "
-                         f"have {', '.join(sorted(FUNCTION_REPRODUCTIONS))}")
+        raise ValueError(
+            f"{name!r} is not a function reproduction; "
+            f"have {', '.join(sorted(FUNCTION_REPRODUCTIONS))}"
+        )
     module, func = FUNCTION_REPRODUCTIONS[name][0].split(":")
     table = getattr(importlib.import_module(module), func)(size=size)
     folder = Path(out) if out is not None else Path("results") / f"{name}-{size}"
@@ -91,10 +94,14 @@ def run_function_reproduction(name: str, *, size: str = "small",
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    cells = [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in row]
-             for row in table.itertuples(index=False)]
-    lines = ["| " + " | ".join(map(str, table.columns)) + " |",
-             "|" + "|".join("---" for _ in table.columns) + "|"]
+    cells = [
+        [f"{v:.4g}" if isinstance(v, float) else str(v) for v in row]
+        for row in table.itertuples(index=False)
+    ]
+    lines = [
+        "| " + " | ".join(map(str, table.columns)) + " |",
+        "|" + "|".join("---" for _ in table.columns) + "|",
+    ]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in cells]) + "\n"
 
 
@@ -124,8 +131,10 @@ def list_reproductions() -> list[Reproduction]:
         except (tomllib.TOMLDecodeError, KeyError, TypeError):
             description = "(no [experiment] description)"
         out.append(Reproduction(name, description, entry))
-    out += [Reproduction(name, description, None)
-            for name, (_, description) in FUNCTION_REPRODUCTIONS.items()]
+    out += [
+        Reproduction(name, description, None)
+        for name, (_, description) in FUNCTION_REPRODUCTIONS.items()
+    ]
     return sorted(out, key=lambda r: r.name)
 
 

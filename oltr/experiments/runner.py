@@ -57,8 +57,14 @@ from oltr.random import child_rng
 from oltr.registry import check_compatible, make_env, make_feedback, make_learner
 from oltr.types import RunGenerators, check_scalar
 
-__all__ = ["HELDOUT_DEFAULTS", "RunSetSpec", "check_heldout", "heldout_column", "run_set",
-           "trace_columns"]
+__all__ = [
+    "HELDOUT_DEFAULTS",
+    "RunSetSpec",
+    "check_heldout",
+    "heldout_column",
+    "run_set",
+    "trace_columns",
+]
 
 #: Keys of a held-out table and their defaults: the keyword arguments of
 #: :func:`oltr.envs.letor.load_letor` (``path`` is required), the NDCG cutoff
@@ -101,8 +107,9 @@ def check_heldout(heldout: Mapping[str, Any] | None) -> dict[str, Any] | None:
         raise TypeError(f"heldout must be a dict or None, got {type(heldout).__name__}")
     unknown = [key for key in heldout if key not in HELDOUT_DEFAULTS]
     if unknown:
-        raise ValueError(f"heldout: unknown key {unknown[0]!r}; valid: "
-                         f"{', '.join(HELDOUT_DEFAULTS)}")
+        raise ValueError(
+            f"heldout: unknown key {unknown[0]!r}; valid: {', '.join(HELDOUT_DEFAULTS)}"
+        )
     out = {**HELDOUT_DEFAULTS, **heldout}
     for key in ("path", "group_file"):
         value = out[key]
@@ -112,8 +119,9 @@ def check_heldout(heldout: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if not isinstance(out[key], bool):
             raise TypeError(f"heldout.{key} must be a bool, got {out[key]!r}")
     if out["n_features"] is not None:
-        out["n_features"] = int(check_scalar(out["n_features"], "heldout.n_features", low=1,
-                                             integer=True))
+        out["n_features"] = int(
+            check_scalar(out["n_features"], "heldout.n_features", low=1, integer=True)
+        )
     out["k"] = int(check_scalar(out["k"], "heldout.k", low=1, integer=True))
     out["no_relevant"] = float(check_scalar(out["no_relevant"], "heldout.no_relevant"))
     return out
@@ -185,23 +193,27 @@ class RunSetSpec:
         _int(self.seed, "seed", 0)
         horizon = _int(self.horizon, "horizon", 1)
         if isinstance(self.measures, str) or not self.measures:
-            raise ValueError("measures must be a non-empty sequence of strings, "
-                             f"got {self.measures!r}")
+            raise ValueError(
+                f"measures must be a non-empty sequence of strings, got {self.measures!r}"
+            )
         measures = tuple(self.measures)
         if len(set(measures)) != len(measures):
             raise ValueError(f"measures must be distinct, got {measures}")
         cps = tuple(_int(c, "checkpoints[]", 1) for c in self.checkpoints)
         if not cps or any(b <= a for a, b in zip(cps, cps[1:], strict=False)) or cps[-1] != horizon:
-            raise ValueError("checkpoints must increase strictly and end at the horizon "
-                             f"{horizon}, got {cps[:4]}{'...' if len(cps) > 4 else ''}")
+            raise ValueError(
+                "checkpoints must increase strictly and end at the horizon "
+                f"{horizon}, got {cps[:4]}{'...' if len(cps) > 4 else ''}"
+            )
         object.__setattr__(self, "reps", reps)
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "checkpoints", cps)
         object.__setattr__(self, "heldout", check_heldout(self.heldout))
 
 
-def trace_columns(measures: tuple[str, ...] | list[str], *,
-                  heldout_k: int | None = None) -> list[str]:
+def trace_columns(
+    measures: tuple[str, ...] | list[str], *, heldout_k: int | None = None
+) -> list[str]:
     """The columns of a trace: ``rep``, ``t``, then per measure M: M, M:cum, M:avg, M:regret.
 
     With ``heldout_k``, a last column :func:`heldout_column` ``(heldout_k)``.
@@ -219,15 +231,22 @@ def _load_heldout(spec: RunSetSpec, env: Any) -> HeldoutSet | None:
     if spec.heldout is None:
         return None
     if env.context_kind != "features":
-        raise ValueError(f"heldout: evaluating weights needs feature lists, but environment "
-                         f"{spec.env!r} produces {env.context_kind!r} contexts")
+        raise ValueError(
+            f"heldout: evaluating weights needs feature lists, but environment "
+            f"{spec.env!r} produces {env.context_kind!r} contexts"
+        )
     opts = spec.heldout
     path = opts["path"]
     for key in ("path", "group_file"):
         if opts[key] is not None and not Path(opts[key]).is_file():
             raise ValueError(f"heldout.{key}: no such file: {opts[key]}")
-    dataset = load_letor(path, group_file=opts["group_file"], n_features=opts["n_features"],
-                         normalize=opts["normalize"], drop_no_relevant=opts["drop_no_relevant"])
+    dataset = load_letor(
+        path,
+        group_file=opts["group_file"],
+        n_features=opts["n_features"],
+        normalize=opts["normalize"],
+        drop_no_relevant=opts["drop_no_relevant"],
+    )
     evaluator = HeldoutSet(dataset, k=opts["k"], no_relevant=opts["no_relevant"])
     # A stream that exposes its data set is checked now; any other at its first context.
     data = getattr(env, "data", None)
@@ -239,22 +258,27 @@ def _load_heldout(spec: RunSetSpec, env: Any) -> HeldoutSet | None:
 def _check_heldout_width(evaluator: HeldoutSet, n_features: int, path: str) -> None:
     d = evaluator.dataset.n_features
     if d != n_features:
-        raise ValueError(f"heldout.path: the held-out data {path} has {d} features but the "
-                         f"stream has {n_features}; they must match (a file that leaves out "
-                         f"trailing features can be widened with heldout.n_features)")
+        raise ValueError(
+            f"heldout.path: the held-out data {path} has {d} features but the "
+            f"stream has {n_features}; they must match (a file that leaves out "
+            f"trailing features can be widened with heldout.n_features)"
+        )
 
 
 def _heldout_weights(learner: Any, n_runs: int) -> Any:
     """The learner's current weights, checked to have one row per run."""
     weights = learner.weights_
     if weights.shape[0] != n_runs:
-        raise ValueError(f"{type(learner).__name__}.weights_ has {weights.shape[0]} rows, "
-                         f"expected one per run ({n_runs})")
+        raise ValueError(
+            f"{type(learner).__name__}.weights_ has {weights.shape[0]} rows, "
+            f"expected one per run ({n_runs})"
+        )
     return weights
 
 
-def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
-            validate: bool = True) -> pd.DataFrame:
+def run_set(
+    spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None, validate: bool = True
+) -> pd.DataFrame:
     """Run ``spec`` and return its trace: one row per checkpoint per repetition.
 
     Parameters
@@ -306,14 +330,19 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
     # -- build and check everything before the first round ------------------------
     model = make_feedback(spec.feedback, spec.feedback_params)
     env = make_env(spec.env, spec.env_params, feedback=model)
-    learner = make_learner(spec.learner, spec.learner_params, n_runs=n_runs,
-                           rngs=RunGenerators.from_keys(spec.seed, "learner", spec.learner,
-                                                        reps=reps), horizon=horizon)
+    learner = make_learner(
+        spec.learner,
+        spec.learner_params,
+        n_runs=n_runs,
+        rngs=RunGenerators.from_keys(spec.seed, "learner", spec.learner, reps=reps),
+        horizon=horizon,
+    )
     check_compatible(learner, model, env=env)
     limit = env.horizon_limit
     if limit is not None and horizon > limit:
-        raise ValueError(f"horizon {horizon} exceeds the {limit} rounds environment "
-                         f"{spec.env!r} can serve")
+        raise ValueError(
+            f"horizon {horizon} exceeds the {limit} rounds environment {spec.env!r} can serve"
+        )
     measures = resolve_measures(spec.measures)
     names = list(measures)
     required = learner.requires
@@ -336,8 +365,11 @@ def run_set(spec: RunSetSpec, *, progress: Callable[[int], Any] | None = None,
     for t in range(1, horizon + 1):
         context = env.observe(t)
         if t == 1 and evaluator is not None and context.features is not None:
-            _check_heldout_width(evaluator, int(context.features.shape[1]),
-                                 str(evaluator.dataset.source or "(data set)"))
+            _check_heldout_width(
+                evaluator,
+                int(context.features.shape[1]),
+                str(evaluator.dataset.source or "(data set)"),
+            )
         orders = learner.rank(context)
         if validate:
             orders = check_orders(orders, context.n_items, n_runs, n_lists)

@@ -92,8 +92,9 @@ class Learner(Configurable, ABC):
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
         """Learn from ``feedback`` (exactly ``self.requires``) on the shown ``orders``."""
 
-    def clone(self, *, n_runs: int | None = None, rng: RunRNGLike = None,
-              same_rng: bool = True) -> Learner:
+    def clone(
+        self, *, n_runs: int | None = None, rng: RunRNGLike = None, same_rng: bool = True
+    ) -> Learner:
         """A fresh, untrained learner with the same hyperparameters.
 
         With ``same_rng`` (the default) and no ``rng``, the clone reuses the
@@ -101,8 +102,9 @@ class Learner(Configurable, ABC):
         is shared.
         """
         rng_arg = self._rng_arg if (rng is None and same_rng) else rng
-        return type(self)(**self.get_params(), n_runs=self.n_runs if n_runs is None else n_runs,
-                          rng=rng_arg)
+        return type(self)(
+            **self.get_params(), n_runs=self.n_runs if n_runs is None else n_runs, rng=rng_arg
+        )
 
     @classmethod
     def _test_params(cls) -> Iterator[dict[str, Any]]:
@@ -114,8 +116,9 @@ class Learner(Configurable, ABC):
 # validation
 
 
-def check_orders(orders: ArrayLike, n_items: int, n_runs: int | None = None,
-                 n_lists: int = 1) -> Orders:
+def check_orders(
+    orders: ArrayLike, n_items: int, n_runs: int | None = None, n_lists: int = 1
+) -> Orders:
     """Validate batched orders: shape, integer dtype, a permutation of ``0..m-1`` per row.
 
     Returns the orders as an intp array. Costs O(B m log m).
@@ -133,6 +136,8 @@ def check_orders(orders: ArrayLike, n_items: int, n_runs: int | None = None,
     bad = (np.sort(arr, axis=-1) != np.arange(n_items)).any(axis=-1)
     if bad.any():
         b = int(np.argwhere(bad)[0][0])
-        raise ValueError(f"orders must be permutations of 0..{n_items - 1} along the last axis; "
-                         f"run {b} is {arr[b].tolist()}")
+        raise ValueError(
+            f"orders must be permutations of 0..{n_items - 1} along the last axis; "
+            f"run {b} is {arr[b].tolist()}"
+        )
     return arr

@@ -81,8 +81,9 @@ class FixedRanker(Learner):
 
     requires = FeedbackRequirement("none")
 
-    def __init__(self, *, feature: int | None = None, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self, *, feature: int | None = None, n_runs: int = 1, rng: RunRNGLike = None
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         if feature is not None:
             check_scalar(feature, "feature", low=0, integer=True)
@@ -98,8 +99,9 @@ class FixedRanker(Learner):
         if self.feature is None or context.features is None:
             order = np.arange(context.n_items, dtype=np.intp)
         elif self.feature >= context.n_features:
-            raise ValueError(f"feature={self.feature} is out of range for "
-                             f"{context.n_features} feature columns")
+            raise ValueError(
+                f"feature={self.feature} is out of range for {context.n_features} feature columns"
+            )
         else:
             order = order_from_scores(context.features[:, self.feature])
         return np.tile(order, (self.n_runs, 1))

@@ -95,10 +95,21 @@ class BanditGradientDescent(Configurable):
     #: What it observes each round (see oltr.envs.dueling.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "preference"
 
-    def __init__(self, *, variant: str = "bgd1", dim: int = 50, delta: float | None = None,
-                 gamma: float | None = None, delta_l: float = 1.0, space: str = "ball",
-                 radius: float = 10.0, init: str | Sequence[float] = "ones",
-                 horizon: int | None = None, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        variant: str = "bgd1",
+        dim: int = 50,
+        delta: float | None = None,
+        gamma: float | None = None,
+        delta_l: float = 1.0,
+        space: str = "ball",
+        radius: float = 10.0,
+        init: str | Sequence[float] = "ones",
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         check_choice(variant, "variant", BGD_VARIANTS)
         check_scalar(dim, "dim", low=1, integer=True)
         for name, value in (("delta", delta), ("gamma", gamma)):
@@ -110,8 +121,9 @@ class BanditGradientDescent(Configurable):
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
         if (delta is None or gamma is None) and horizon is None:
-            raise ValueError("delta=None or gamma=None takes the §5.1 / Theorem 2 schedule, "
-                             "which needs horizon")
+            raise ValueError(
+                "delta=None or gamma=None takes the §5.1 / Theorem 2 schedule, which needs horizon"
+            )
         self.variant = variant
         self.dim = dim
         self.delta = delta
@@ -123,8 +135,11 @@ class BanditGradientDescent(Configurable):
         self.horizon = horizon
         self.n_runs = n_runs
         self.rngs = RunGenerators.from_rng(rng, n_runs)
-        sched = (None, None) if horizon is None else theorem2_schedule(
-            horizon, dim, float(radius), float(delta_l))
+        sched = (
+            (None, None)
+            if horizon is None
+            else theorem2_schedule(horizon, dim, float(radius), float(delta_l))
+        )
         self._delta = float(delta) if delta is not None else float(sched[0])  # type: ignore[arg-type]
         self._gamma = float(gamma) if gamma is not None else float(sched[1])  # type: ignore[arg-type]
         self._w = initial_weights(init, dim, space, float(radius), self.rngs)
@@ -147,7 +162,6 @@ class BanditGradientDescent(Configurable):
         if p.shape != (self.n_runs,) or not np.isfinite(p).all() or (p < 0).any() or (p > 1).any():
             raise ValueError(f"p_first must be {self.n_runs} probabilities, got {p!r}")
         coef = -p if self.variant == "bgd1" else 0.5 - p
-        self._w = gradient_step(self._w, self._u, coef, self._gamma, self.space,
-                                float(self.radius))
+        self._w = gradient_step(self._w, self._u, coef, self._gamma, self.space, float(self.radius))
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))

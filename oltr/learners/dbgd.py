@@ -100,14 +100,21 @@ def project(w: ArrayLike, space: str = "ball", radius: float = 1.0) -> FloatArra
     return w * scale
 
 
-def explore(w: FloatArray, u: FloatArray, delta: float | FloatArray, space: str,
-            radius: float) -> FloatArray:
+def explore(
+    w: FloatArray, u: FloatArray, delta: float | FloatArray, space: str, radius: float
+) -> FloatArray:
     """The exploratory point w' = P_W(w + δu) (Algorithm 1, line 4); δ may be (B, 1)."""
     return project(w + delta * u, space, radius)
 
 
-def gradient_step(w: FloatArray, u: FloatArray, coef: FloatArray, gamma: float | FloatArray,
-                  space: str, radius: float) -> FloatArray:
+def gradient_step(
+    w: FloatArray,
+    u: FloatArray,
+    coef: FloatArray,
+    gamma: float | FloatArray,
+    space: str,
+    radius: float,
+) -> FloatArray:
     """w ← P_W(w + γ · coef · u), rows with ``coef == 0`` unchanged.
 
     DBGD uses ``coef = X_t ∈ {0, 1}``, "w'_t won" (Algorithm 1, lines 6–9);
@@ -121,8 +128,9 @@ def gradient_step(w: FloatArray, u: FloatArray, coef: FloatArray, gamma: float |
     return np.where(coef != 0.0, moved, w)
 
 
-def theorem2_schedule(horizon: int, dim: int, radius: float,
-                      delta_l: float = 1.0) -> tuple[float, float]:
+def theorem2_schedule(
+    horizon: int, dim: int, radius: float, delta_l: float = 1.0
+) -> tuple[float, float]:
     """(δ, γ) = (T^{−1/4} δ_L √(0.4 R d), R/√T) (§5.1; γ as in Theorem 2).
 
     §5.1 replaces the unknown Lipschitz constant of Theorem 2's
@@ -133,11 +141,12 @@ def theorem2_schedule(horizon: int, dim: int, radius: float,
     (1.414214, 0.1)
     """
     t = float(horizon)
-    return float(t ** -0.25 * delta_l * np.sqrt(0.4 * radius * dim)), float(radius / np.sqrt(t))
+    return float(t**-0.25 * delta_l * np.sqrt(0.4 * radius * dim)), float(radius / np.sqrt(t))
 
 
-def initial_weights(init: str | Sequence[float], dim: int, space: str, radius: float,
-                    rngs: RunGenerators) -> FloatArray:
+def initial_weights(
+    init: str | Sequence[float], dim: int, space: str, radius: float, rngs: RunGenerators
+) -> FloatArray:
     """w_1 for every run, shape (B, dim).
 
     ``"ones"``: 1·√(5/d) in the ball (§5.1, norm √5, shrunk into a smaller
@@ -277,18 +286,29 @@ class DuelingBanditGradientDescent(Learner):
     #: What it observes in parameter-space duels (oltr.envs.dueling.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "duel"
 
-    def __init__(self, *, delta: float | Sequence[float] | None = 1.0,
-                 gamma: float | Sequence[float] | None = 0.01,
-                 delta_l: float = 1.0, space: str = "sphere", radius: float = 1.0,
-                 init: str | Sequence[float] = "ones", n_queries: int = 1,
-                 horizon: int | None = None, dim: int | None = None, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        delta: float | Sequence[float] | None = 1.0,
+        gamma: float | Sequence[float] | None = 0.01,
+        delta_l: float = 1.0,
+        space: str = "sphere",
+        radius: float = 1.0,
+        init: str | Sequence[float] = "ones",
+        n_queries: int = 1,
+        horizon: int | None = None,
+        dim: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         for name, value in (("delta", delta), ("gamma", gamma)):
             if isinstance(value, list | tuple):
                 if len(value) != self.n_runs:
-                    raise ValueError(f"{name} as a list must hold one value per run "
-                                     f"({self.n_runs}), got {len(value)}")
+                    raise ValueError(
+                        f"{name} as a list must hold one value per run "
+                        f"({self.n_runs}), got {len(value)}"
+                    )
                 for v in value:
                     check_scalar(v, name, low=0, include_low=False)
             elif value is not None:
@@ -299,16 +319,19 @@ class DuelingBanditGradientDescent(Learner):
         if isinstance(init, str):
             check_choice(init, "init", ("ones", "zeros", "random"))
             if init == "zeros" and space == "sphere":
-                raise ValueError("init='zeros' is not on the sphere; use space='ball' or "
-                                 "init='ones'/'random'")
+                raise ValueError(
+                    "init='zeros' is not on the sphere; use space='ball' or init='ones'/'random'"
+                )
         elif not np.isfinite(np.asarray(init, dtype=np.float64)).all():
             raise ValueError(f"init must be finite, got {init!r}")
         check_scalar(n_queries, "n_queries", low=1, integer=True)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
         if (delta is None or gamma is None) and horizon is None:
-            raise ValueError("delta=None or gamma=None takes δ, γ from the §5.1 / Theorem 2 "
-                             "schedule, which needs horizon")
+            raise ValueError(
+                "delta=None or gamma=None takes δ, γ from the §5.1 / Theorem 2 "
+                "schedule, which needs horizon"
+            )
         if dim is not None:
             check_scalar(dim, "dim", low=1, integer=True)
         self.delta = delta
@@ -327,8 +350,14 @@ class DuelingBanditGradientDescent(Learner):
     @classmethod
     def _test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
-        yield {"delta": None, "gamma": None, "horizon": 50, "space": "ball", "radius": 2.0,
-               "n_queries": 3}
+        yield {
+            "delta": None,
+            "gamma": None,
+            "horizon": 50,
+            "space": "ball",
+            "radius": 2.0,
+            "n_queries": 3,
+        }
         yield {"init": "random", "delta": 0.5, "gamma": 0.2}
 
     # -- state ------------------------------------------------------------------
@@ -338,8 +367,11 @@ class DuelingBanditGradientDescent(Learner):
         self._w = initial_weights(self.init, dim, self.space, float(self.radius), self.rngs)
         self._dirs = DirectionStream(self.rngs, dim)
         decisions = None if self.horizon is None else max(1, self.horizon // self.n_queries)
-        sched = (None, None) if decisions is None else theorem2_schedule(
-            decisions, dim, float(self.radius), float(self.delta_l))
+        sched = (
+            (None, None)
+            if decisions is None
+            else theorem2_schedule(decisions, dim, float(self.radius), float(self.delta_l))
+        )
         self._delta = _step_size(self.delta, sched[0])
         self._gamma = _step_size(self.gamma, sched[1])
         self._u = self._dirs.next()
@@ -387,8 +419,7 @@ class DuelingBanditGradientDescent(Learner):
         if self._seen < self.n_queries:
             return
         won = (self._score > 0).astype(np.float64)
-        self._w = gradient_step(self._w, self._u, won, self._gamma, self.space,
-                                float(self.radius))
+        self._w = gradient_step(self._w, self._u, won, self._gamma, self.space, float(self.radius))
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))
         self._score[:] = 0.0
@@ -400,13 +431,15 @@ class DuelingBanditGradientDescent(Learner):
         """Orders of w_t (list 0) and w'_t (list 1) by descending score, shape (B, 2, m)."""
         x = context.features
         if x is None:
-            raise ValueError("DBGD ranks feature lists (linear scorers); the context has no "
-                             "features")
+            raise ValueError(
+                "DBGD ranks feature lists (linear scorers); the context has no features"
+            )
         if self._w is None:
             self._start(int(x.shape[1]))
         elif x.shape[1] != self._d:
-            raise ValueError(f"context has {x.shape[1]} features, but DBGD's weights have "
-                             f"{self._d}")
+            raise ValueError(
+                f"context has {x.shape[1]} features, but DBGD's weights have {self._d}"
+            )
         scores = np.einsum("md,bkd->bkm", x, self.propose())
         # Stable sort on −score: ties go to the lower document index (oltr.permutations rule).
         return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)

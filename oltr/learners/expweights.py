@@ -39,8 +39,9 @@ __all__ = ["MAX_ITEMS", "ExponentialWeights", "hedge_rate", "loss_range"]
 MAX_ITEMS = 8
 
 
-def loss_range(n_items: int, *, z: str = "linear", signal: str = "choice",
-               n_chosen: int = 1) -> float:
+def loss_range(
+    n_items: int, *, z: str = "linear", signal: str = "choice", n_chosen: int = 1
+) -> float:
     """Largest ``max_π ℓ_z(π, s) − min_π ℓ_z(π, s)`` of one round.
 
     For sorted weights and signals the worst ranking pairs them in the same
@@ -109,9 +110,17 @@ class ExponentialWeights(Learner):
 
     context_kind: ClassVar[str] = "items"
 
-    def __init__(self, *, beta: float | None = None, z: str = "linear", n_chosen: int = 1,
-                 signal: str = "choice", horizon: int | None = None, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        beta: float | None = None,
+        z: str = "linear",
+        n_chosen: int = 1,
+        signal: str = "choice",
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         if beta is not None:
             check_scalar(beta, "beta", low=0, include_low=False)
@@ -139,31 +148,42 @@ class ExponentialWeights(Learner):
 
     def _setup(self, n_items: int) -> None:
         if n_items > MAX_ITEMS:
-            raise ValueError(f"ExponentialWeights enumerates all m! rankings and needs "
-                             f"m <= {MAX_ITEMS}; got m = {n_items} ({math.factorial(n_items)} "
-                             "rankings). Use 'onlinerank' or 'ailon-fpl' for larger item sets")
+            raise ValueError(
+                f"ExponentialWeights enumerates all m! rankings and needs "
+                f"m <= {MAX_ITEMS}; got m = {n_items} ({math.factorial(n_items)} "
+                "rankings). Use 'onlinerank' or 'ailon-fpl' for larger item sets"
+            )
         self._orders = all_orders(n_items)
         # _cost_t[u, o] = z(position of u in order o), positions from 1; contiguous (m, m!)
         # so that the per-round update is one well-strided matrix product
         self._cost_t = np.ascontiguousarray(
-            position_weights(self.z, n_items)[ranks_from_order(self._orders)].T)
+            position_weights(self.z, n_items)[ranks_from_order(self._orders)].T
+        )
         self._loss = np.zeros((self.n_runs, self._orders.shape[0]))
         if self.beta is not None:
             self._beta = float(self.beta)
         else:
             if self.horizon is None:
-                raise ValueError("ExponentialWeights needs the horizon T for its default rate: "
-                                 "pass horizon= (the runner fills it) or beta=")
-            spread = loss_range(n_items, z=self.z, signal=self.signal,
-                                n_chosen=min(int(self.n_chosen), n_items - 1 or 1))
+                raise ValueError(
+                    "ExponentialWeights needs the horizon T for its default rate: "
+                    "pass horizon= (the runner fills it) or beta="
+                )
+            spread = loss_range(
+                n_items,
+                z=self.z,
+                signal=self.signal,
+                n_chosen=min(int(self.n_chosen), n_items - 1 or 1),
+            )
             self._beta = hedge_rate(n_items, int(self.horizon), spread if spread > 0 else 1.0)[0]
 
     def _state(self, context: Context) -> FloatArray:
         if getattr(self, "_loss", None) is None:
             self._setup(context.n_items)
         elif self._orders.shape[1] != context.n_items:
-            raise ValueError(f"ExponentialWeights ranks a fixed set of {self._orders.shape[1]} "
-                             f"items; got a context with {context.n_items}")
+            raise ValueError(
+                f"ExponentialWeights ranks a fixed set of {self._orders.shape[1]} "
+                f"items; got a context with {context.n_items}"
+            )
         return self._loss
 
     @property

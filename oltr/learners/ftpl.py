@@ -105,9 +105,11 @@ def parse_measure(measure: str) -> tuple[str, int | None]:
     if name == "precision" and k.isdigit() and int(k) >= 1:
         return name, int(k)
     if not ok:
-        raise ValueError("measure must be one of 'dcg', 'sumloss', 'pairwise', 'precision@k' "
-                         f"(k >= 1); got {measure!r} (C&T 2015 Thm. 12: no sublinear regret "
-                         "for NDCG, MAP, AUC)")
+        raise ValueError(
+            "measure must be one of 'dcg', 'sumloss', 'pairwise', 'precision@k' "
+            f"(k >= 1); got {measure!r} (C&T 2015 Thm. 12: no sublinear regret "
+            "for NDCG, MAP, AUC)"
+        )
     return name, None
 
 
@@ -156,8 +158,9 @@ def ftpl_epsilon(measure: str, n_items: int, n_rounds: int, max_grade: int = 1) 
     return math.sqrt(d / (r * a * t))
 
 
-def rtop1f_schedule(measure: str, n_items: int, horizon: int, max_grade: int = 1,
-                    top_k: int = 1) -> tuple[int, float]:
+def rtop1f_schedule(
+    measure: str, n_items: int, horizon: int, max_grade: int = 1, top_k: int = 1
+) -> tuple[int, float]:
     """Number of blocks ``K`` and ``ε`` of RTop-1F (C&T 2015 Theorems 7, 9, 10).
 
     ``K = floor((DA/R)^{1/3} (T/e)^{2/3})`` (at least 1) and
@@ -183,8 +186,9 @@ def rtop1f_schedule(measure: str, n_items: int, horizon: int, max_grade: int = 1
 # exploration (Algorithm 1 lines 8-12, Lemma 8)
 
 
-def draw_exploration(rng: np.random.Generator, block_len: int, n_items: int,
-                     top_k: int = 1) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+def draw_exploration(
+    rng: np.random.Generator, block_len: int, n_items: int, top_k: int = 1
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Exploration times and the objects shown on top at each (Algorithm 1 line 8).
 
     ``e = ⌈m/top_k⌉`` distinct offsets in ``0..block_len−1`` are drawn
@@ -204,15 +208,19 @@ def draw_exploration(rng: np.random.Generator, block_len: int, n_items: int,
     """
     e = -(-n_items // top_k)
     if block_len < e:
-        raise ValueError(f"a block of {block_len} rounds cannot hold the {e} exploration rounds "
-                         f"that {n_items} items need (top_k={top_k})")
-    times, groups = _exploration_from_uniforms(rng.random(block_len + n_items)[None], block_len,
-                                               n_items, top_k)
+        raise ValueError(
+            f"a block of {block_len} rounds cannot hold the {e} exploration rounds "
+            f"that {n_items} items need (top_k={top_k})"
+        )
+    times, groups = _exploration_from_uniforms(
+        rng.random(block_len + n_items)[None], block_len, n_items, top_k
+    )
     return times[0], groups[0]
 
 
-def _exploration_from_uniforms(u: FloatArray, block_len: int, n_items: int, top_k: int
-                               ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+def _exploration_from_uniforms(
+    u: FloatArray, block_len: int, n_items: int, top_k: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Batched core of :func:`draw_exploration` from i.i.d. uniforms ``u`` of shape (B, L + m).
 
     The ranks of i.i.d. uniforms are a uniformly random permutation, so the
@@ -227,9 +235,12 @@ def _exploration_from_uniforms(u: FloatArray, block_len: int, n_items: int, top_
     return times, groups.reshape(u.shape[0], e, top_k)
 
 
-def exploration_estimate(block_relevance: ArrayLike, times: ArrayLike, groups: ArrayLike,
-                         transform: Callable[[NDArray[Any]], FloatArray] | None = None
-                         ) -> FloatArray:
+def exploration_estimate(
+    block_relevance: ArrayLike,
+    times: ArrayLike,
+    groups: ArrayLike,
+    transform: Callable[[NDArray[Any]], FloatArray] | None = None,
+) -> FloatArray:
     """The Lemma 8 estimate ``r̂(j) = g(r_{i_j}(j))`` of the block's average ``g(r)``.
 
     Parameters
@@ -325,16 +336,18 @@ class _FixedItemsFTPL(Learner):
 
     def _start(self, context: Context) -> int:
         if context.features is not None:
-            raise ValueError(f"{type(self).__name__} ranks a fixed item set; got a context with "
-                             "features")
+            raise ValueError(
+                f"{type(self).__name__} ranks a fixed item set; got a context with features"
+            )
         if self._m is None:
             self._m = int(context.n_items)
             self._scores = np.zeros((self.n_runs, self._m))
             self._noise = _Perturbations(self.rngs, self._m)
             self._first(self._m)
         elif context.n_items != self._m:
-            raise ValueError(f"the item set has {self._m} items; round {context.t} has "
-                             f"{context.n_items}")
+            raise ValueError(
+                f"the item set has {self._m} items; round {context.t} has {context.n_items}"
+            )
         return self._m
 
     def _first(self, m: int) -> None:
@@ -395,9 +408,16 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
 
     requires = FeedbackRequirement("full")
 
-    def __init__(self, *, measure: str = "dcg", horizon: int | None = None,
-                 epsilon: float | None = None, max_grade: int = 1, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        measure: str = "dcg",
+        horizon: int | None = None,
+        epsilon: float | None = None,
+        max_grade: int = 1,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         self._setup(measure, max_grade)
         if horizon is not None:
@@ -503,10 +523,19 @@ class RTop1F(_FixedItemsFTPL):
     (58, 17, 0.0587)
     """
 
-    def __init__(self, *, measure: str = "dcg", horizon: int | None = None,
-                 n_blocks: int | None = None, epsilon: float | None = None, max_grade: int = 1,
-                 explore: str = "front", top_k: int = 1, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        measure: str = "dcg",
+        horizon: int | None = None,
+        n_blocks: int | None = None,
+        epsilon: float | None = None,
+        max_grade: int = 1,
+        explore: str = "front",
+        top_k: int = 1,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         self._setup(measure, max_grade)
         if horizon is not None:
@@ -545,23 +574,27 @@ class RTop1F(_FixedItemsFTPL):
 
     def _first(self, m: int) -> None:
         if self.horizon is None:
-            raise ValueError("RTop1F needs the horizon T (Algorithm 1 line 1): pass horizon=, "
-                             "or run it through the runner, which sets it")
-        k_paper, _ = rtop1f_schedule(self.measure, m, self.horizon, self.max_grade,
-                                             self.top_k)
+            raise ValueError(
+                "RTop1F needs the horizon T (Algorithm 1 line 1): pass horizon=, "
+                "or run it through the runner, which sets it"
+            )
+        k_paper, _ = rtop1f_schedule(self.measure, m, self.horizon, self.max_grade, self.top_k)
         k_blocks = self.n_blocks if self.n_blocks is not None else k_paper
         d, r, a = kv_constants(self.measure, m, self.max_grade)
         # ε = sqrt(D/(RAK)) for the K actually used (eq. 11 with K full-information rounds)
-        self._eps = float(self.epsilon) if self.epsilon is not None else \
-            math.sqrt(d / (r * a * k_blocks))
+        self._eps = (
+            float(self.epsilon) if self.epsilon is not None else math.sqrt(d / (r * a * k_blocks))
+        )
         self._k_blocks = int(k_blocks)
         self._len = self.horizon // self._k_blocks
         self._n_explore = -(-m // int(self.top_k))
         if self._len < self._n_explore:
-            raise ValueError(f"blocks of {self._len} rounds (horizon={self.horizon}, "
-                             f"K={self._k_blocks}) cannot hold the {self._n_explore} exploration "
-                             f"rounds of {m} items; use a horizon >= m^2 (K = m^(-1/3) T^(2/3)) "
-                             "or set n_blocks")
+            raise ValueError(
+                f"blocks of {self._len} rounds (horizon={self.horizon}, "
+                f"K={self._k_blocks}) cannot hold the {self._n_explore} exploration "
+                f"rounds of {m} items; use a horizon >= m^2 (K = m^(-1/3) T^(2/3)) "
+                "or set n_blocks"
+            )
         self._estimate = np.zeros((self.n_runs, m))
 
     @property
@@ -582,7 +615,8 @@ class RTop1F(_FixedItemsFTPL):
         assert m is not None
         # one uniform draw per run per block: run b gets exactly draw_exploration(rngs[b], ...)
         times, self._groups = _exploration_from_uniforms(
-            self.rngs.map(lambda g: g.random(length + m)), length, m, k)  # (B, e), (B, e, k)
+            self.rngs.map(lambda g: g.random(length + m)), length, m, k
+        )  # (B, e), (B, e, k)
         # The block's plan, grouped by offset: entries (run, group) sorted by exploration
         # time; offset o explores entries bounds[o]:bounds[o+1] (rows increasing).
         flat_times = times.reshape(-1)

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from oltr.feedback import Feedback, FeedbackRequirement, FullFeedback
-from oltr.learners.rtopk import LinearRanker, _require, _schedule
+from oltr.learners.linear import LinearRanker
+from oltr.learners.rtopk import _require, _schedule
 from oltr.registry import register_learner
 from oltr.surrogates import ListNet
 from oltr.types import Context, Orders, RunRNGLike, check_scalar
@@ -67,8 +68,15 @@ class OnlineListNet(LinearRanker):
 
     requires = FeedbackRequirement("full")
 
-    def __init__(self, *, eta: float | None = None, radius: float = 1.0,
-                 horizon: int | None = None, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        eta: float | None = None,
+        radius: float = 1.0,
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(radius=radius, n_runs=n_runs, rng=rng)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)

@@ -96,8 +96,9 @@ def signal_values(n_items: int, *, signal: str = "choice", n_chosen: int = 1) ->
     return np.arange(n_items, dtype=np.float64)
 
 
-def fpl_rate(n_items: int, horizon: int, *, z: str = "linear", signal: str = "choice",
-             n_chosen: int = 1) -> tuple[float, float]:
+def fpl_rate(
+    n_items: int, horizon: int, *, z: str = "linear", signal: str = "choice", n_chosen: int = 1
+) -> tuple[float, float]:
     """Kalai–Vempala's FPL rate ``η = √(D / (R A T))`` and bound ``2 √(D R A T)`` (Ailon §4.1).
 
     ``D = Σ_i |z(i) − z(n+1−i)|`` is the ℓ1 diameter of ``{z∘π}`` (reversal is
@@ -149,14 +150,18 @@ class _Histogram(Learner):
             self._w = hist
             self._setup(context.n_items)
         elif hist.shape[1] != context.n_items:
-            raise ValueError(f"{type(self).__name__} ranks a fixed item set of {hist.shape[1]} "
-                             f"items; got a context with {context.n_items}")
+            raise ValueError(
+                f"{type(self).__name__} ranks a fixed item set of {hist.shape[1]} "
+                f"items; got a context with {context.n_items}"
+            )
         return hist
 
     def _need_horizon(self) -> int:
         if self.horizon is None:
-            raise ValueError(f"{type(self).__name__} needs the horizon T for its default rate: "
-                             "pass horizon= (the runner fills it) or set the rate explicitly")
+            raise ValueError(
+                f"{type(self).__name__} needs the horizon T for its default rate: "
+                "pass horizon= (the runner fills it) or set the rate explicitly"
+            )
         return int(self.horizon)
 
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
@@ -221,9 +226,18 @@ class OnlineRank(_Histogram):
     [[0.5, 0.0, 0.0], [0.5, 0.0, 0.0]]
     """
 
-    def __init__(self, *, sort: str = "quicksort", eta: float | None = None,
-                 max_loss: float | None = None, n_chosen: int = 1, signal: str = "choice",
-                 horizon: int | None = None, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        sort: str = "quicksort",
+        eta: float | None = None,
+        max_loss: float | None = None,
+        n_chosen: int = 1,
+        signal: str = "choice",
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         check_choice(sort, "sort", ("quicksort", "plackett-luce"))
         if eta is not None:
@@ -248,8 +262,11 @@ class OnlineRank(_Histogram):
         if self.eta is not None:
             self._eta = float(self.eta)
             return
-        m_bound = self.max_loss if self.max_loss is not None else default_max_loss(
-            n_items, signal=self.signal, n_chosen=int(self.n_chosen))
+        m_bound = (
+            self.max_loss
+            if self.max_loss is not None
+            else default_max_loss(n_items, signal=self.signal, n_chosen=int(self.n_chosen))
+        )
         self._eta = onlinerank_rate(n_items, self._need_horizon(), float(m_bound))
 
     @property
@@ -324,9 +341,17 @@ class FollowPerturbedLeader(_Histogram):
     [0, 1, 2, 3]
     """
 
-    def __init__(self, *, eta: float | None = None, z: str = "linear", n_chosen: int = 1,
-                 signal: str = "choice", horizon: int | None = None, n_runs: int = 1,
-                 rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        eta: float | None = None,
+        z: str = "linear",
+        n_chosen: int = 1,
+        signal: str = "choice",
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
         if eta is not None:
             check_scalar(eta, "eta", low=0, include_low=False)
@@ -348,8 +373,13 @@ class FollowPerturbedLeader(_Histogram):
         if self.eta is not None:
             self._eta = float(self.eta)
             return
-        self._eta, _ = fpl_rate(n_items, self._need_horizon(), z=self.z, signal=self.signal,
-                                n_chosen=min(int(self.n_chosen), n_items))
+        self._eta, _ = fpl_rate(
+            n_items,
+            self._need_horizon(),
+            z=self.z,
+            signal=self.signal,
+            n_chosen=min(int(self.n_chosen), n_items),
+        )
 
     @property
     def eta_(self) -> float:

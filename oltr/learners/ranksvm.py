@@ -36,8 +36,9 @@ from oltr.types import check_choice, check_scalar
 __all__ = ["fit_ranksvm", "pairwise_differences"]
 
 
-def pairwise_differences(dataset: Any, *, max_pairs_per_query: int | None = None,
-                         rng: RNGLike = None) -> NDArray[np.float64]:
+def pairwise_differences(
+    dataset: Any, *, max_pairs_per_query: int | None = None, rng: RNGLike = None
+) -> NDArray[np.float64]:
     """Differences x_i − x_j for every pair of one query with grade r_i > r_j.
 
     Parameters
@@ -77,9 +78,15 @@ def pairwise_differences(dataset: Any, *, max_pairs_per_query: int | None = None
     return np.concatenate(out, axis=0)
 
 
-def fit_ranksvm(dataset: Any, *, c: float = 1.0, loss: str = "squared_hinge",
-                max_pairs_per_query: int | None = None, max_iter: int = 10_000,
-                rng: RNGLike = 0) -> NDArray[np.float64]:
+def fit_ranksvm(
+    dataset: Any,
+    *,
+    c: float = 1.0,
+    loss: str = "squared_hinge",
+    max_pairs_per_query: int | None = None,
+    max_iter: int = 10_000,
+    rng: RNGLike = 0,
+) -> NDArray[np.float64]:
     """Fit a linear ranking SVM on a training data set; the unit-length weight vector.
 
     Parameters
@@ -127,8 +134,14 @@ def fit_ranksvm(dataset: Any, *, c: float = 1.0, loss: str = "squared_hinge",
     sign = np.where(gen.random(diffs.shape[0]) < 0.5, 1.0, -1.0)
     if (sign > 0).all() or (sign < 0).all():
         sign[0] = -sign[0]  # LinearSVC needs both classes
-    svm = LinearSVC(C=c, loss=loss, fit_intercept=False, dual=loss == "hinge",
-                    max_iter=max_iter, random_state=int(gen.integers(2**31 - 1)))
+    svm = LinearSVC(
+        C=c,
+        loss=loss,
+        fit_intercept=False,
+        dual=loss == "hinge",
+        max_iter=max_iter,
+        random_state=int(gen.integers(2**31 - 1)),
+    )
     svm.fit(diffs * sign[:, None], sign)
     w = np.asarray(svm.coef_[0], dtype=np.float64)
     norm = np.linalg.norm(w)

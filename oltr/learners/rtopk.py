@@ -12,7 +12,7 @@ round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
    ``min_k``: 1 for squared, KL and SmoothDCG, 2 for RankSVM);
 4. build the unbiased estimate ẑ of the surrogate's descent direction in score
    space (:meth:`oltr.surrogates.Surrogate.estimate_descent_grad`, §4) and step
-   ``W ← Π_U(W − η ẑ X)`` (one matmul), where Π_U projects every row onto the
+   ``W ← Π_U(W − η ẑ X)``, where Π_U projects every row onto the
    ℓ2 ball of radius U (steps 10–11).
 
 :class:`LinearRanker` holds what RTop-kF and the full-feedback online ListNet
@@ -24,14 +24,13 @@ the projection and the read-only ``weights_`` that a held-out evaluation reads
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg.blas import dgemm as _dgemm  # type: ignore[import-untyped]
 
 from oltr.feedback import Feedback, FeedbackRequirement, TopKFeedback
-from oltr.learners.base import Learner
+from oltr.learners.linear import LinearRanker
 from oltr.registry import register_learner
 from oltr.surrogates import Surrogate, make_surrogate
 from oltr.surrogates._validation import FeedbackArrays, full_relevance
@@ -39,10 +38,7 @@ from oltr.types import Context, FloatArray, Orders, RunRNGLike, check_choice, ch
 
 __all__ = [
     "RTOPK_SURROGATES",
-    "LinearRanker",
     "RTopKF",
-    "own_order",
-    "project_rows",
     "trusted_estimate",
 ]
 
@@ -51,37 +47,6 @@ RTOPK_SURROGATES: tuple[str, ...] = ("squared", "ranksvm", "kl", "smoothdcg")
 
 #: Exploration coins drawn per run and refill (one generator call per run per block).
 _COIN_BLOCK = 1024
-#: From this many runs on, the update is one in-place dgemm (below it numpy is faster).
-_DGEMM_RUNS = 8
-
-
-def project_rows(weights: FloatArray, radius: float) -> FloatArray:
-    """Project every row of ``weights`` onto the ℓ2 ball of radius ``radius``, in place.
-
-    .. math:: w ← \\min\\{1, U / ‖w‖_2\\}\\, w   (CT16 Algorithm 1 step 11)
-
-    Parameters
-    ----------
-    weights
-        Array of shape (B, d), modified in place and returned.
-    radius
-        U > 0; ``inf`` leaves the rows unchanged.
-
-    Examples
-    --------
-    >>> project_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
-    array([[0.6, 0.8],
-           [0.3, 0.4]])
-    """
-    if np.isfinite(radius):
-        norms = np.sqrt(np.einsum("bd,bd->b", weights, weights))
-        huge = ~np.isfinite(norms)
-        if huge.any():  # the sum of squares overflowed: rescale by the largest entry first
-            top = np.abs(weights[huge]).max(axis=1)
-            norms[huge] = top * np.linalg.norm(weights[huge] / top[:, None], axis=1)
-        if (norms > radius).any():
-            weights *= (radius / np.maximum(norms, radius))[:, None]
-    return weights
 
 
 def _schedule(value: float | None, horizon: int | None, power: float) -> float | None:
@@ -94,91 +59,21 @@ def _schedule(value: float | None, horizon: int | None, power: float) -> float |
 def _require(value: float | None, name: str, power: str) -> float:
     """A schedule value, or the error that says the horizon is missing (before round 1)."""
     if value is None:
-        raise ValueError(f"{name} defaults to T^({power}) and needs the horizon T: pass "
-                         f"horizon=T (the runner does) or {name} explicitly")
+        raise ValueError(
+            f"{name} defaults to T^({power}) and needs the horizon T: pass "
+            f"horizon=T (the runner does) or {name} explicitly"
+        )
     return value
 
 
-class LinearRanker(Learner):
-    """Base of linear scorers ``s = X w`` batched over runs (weights (B, d), w₁ = 0).
-
-    The feature dimension ``d`` is read from the first context; every later
-    context must have the same ``d``. Subclasses call :meth:`_scores` in
-    ``rank`` and :meth:`_step` in ``update``.
-
-    Parameters
-    ----------
-    radius
-        U: the weights stay in the ℓ2 ball of radius U (``inf``: unconstrained).
-    n_runs, rng
-        See :class:`~oltr.learners.base.Learner`.
-    """
-
-    context_kind: ClassVar[str] = "features"
-
-    def __init__(self, *, radius: float, n_runs: int = 1, rng: RunRNGLike = None) -> None:
-        super().__init__(n_runs=n_runs, rng=rng)
-        if not (isinstance(radius, float) and radius == float("inf")):
-            check_scalar(radius, "radius", low=0, include_low=False)
-        self._weights: FloatArray | None = None
-        self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
-
-    @property
-    def weights_(self) -> FloatArray:
-        """Read-only view of the current weights, shape (B, d) (zeros before any round)."""
-        if self._weights is None:
-            raise AttributeError("weights_ is set at the first rank() call (d comes from "
-                                 "the first context)")
-        view = self._weights.view()
-        view.flags.writeable = False
-        return view
-
-    def _features(self, context: Context) -> FloatArray:
-        x = context.features
-        if x is None:
-            raise ValueError(f"{type(self).__name__} ranks feature lists: the context of round "
-                             f"{context.t} has no features")
-        if self._weights is None:
-            self._weights = np.zeros((self.n_runs, x.shape[1]))
-        elif x.shape[1] != self._weights.shape[1]:
-            raise ValueError(f"features must have {self._weights.shape[1]} columns (as in the "
-                             f"first round), got {x.shape[1]} in round {context.t}")
-        return x
-
-    def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
-        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update."""
-        x = self._features(context)
-        assert self._weights is not None
-        scores = self._weights @ x.T
-        own = own_order(scores)
-        own.flags.writeable = False  # returned by rank() and reused by update()
-        self._cache = (context.t, scores, own)
-        return scores, own
-
-    def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
-        """The scores and own orders :meth:`_scores` made for this round (recomputed if not)."""
-        if self._cache is None or self._cache[0] != context.t:
-            return self._scores(context)
-        return self._cache[1], self._cache[2]
-
-    def _step(self, context: Context, direction: FloatArray, eta: float, radius: float) -> None:
-        """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
-        assert self._weights is not None and context.features is not None
-        w, x = self._weights, context.features
-        if w.shape[0] >= _DGEMM_RUNS and x.flags.c_contiguous:
-            # In place, one BLAS call, no (B, d) temporaries: Wᵀ ← Wᵀ − η Xᵀ Dᵀ, where the
-            # transposes of the C-ordered W, X and D are Fortran-ordered views.
-            out = _dgemm(-eta, x.T, np.ascontiguousarray(direction).T, 1.0, w.T, overwrite_c=1)
-            if not np.may_share_memory(out, w):  # f2py had to copy: write the result back
-                w[...] = out.T
-        else:
-            w -= (eta * direction) @ x
-        project_rows(w, radius)
-
-
-def trusted_estimate(surrogate: Surrogate, scores: FloatArray, orders: Orders,
-                     labels: NDArray[Any], gamma: float,
-                     own: NDArray[np.intp]) -> FloatArray:
+def trusted_estimate(
+    surrogate: Surrogate,
+    scores: FloatArray,
+    orders: Orders,
+    labels: NDArray[Any],
+    gamma: float,
+    own: NDArray[np.intp],
+) -> FloatArray:
     """``surrogate.estimate_descent_grad`` on inputs the learner made itself, unvalidated.
 
     The public method validates every argument (finite scores, permutations,
@@ -194,15 +89,9 @@ def trusted_estimate(surrogate: Surrogate, scores: FloatArray, orders: Orders,
         grad = surrogate._grad(scores, full_relevance(orders, observed[:, :m]))
     else:
         ell = min(int(surrogate.min_k or 1), m)
-        fb = FeedbackArrays(scores, orders, observed, np.full(scores.shape[0], gamma),
-                            own[:, :ell])
+        fb = FeedbackArrays(scores, orders, observed, np.full(scores.shape[0], gamma), own[:, :ell])
         grad = surrogate._estimate(fb)
     return surrogate.sign * grad
-
-
-def own_order(scores: FloatArray) -> NDArray[np.intp]:
-    """Descending score, ties by lower index first, along the last axis (stable)."""
-    return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
 
 
 @register_learner("rtopk")
@@ -270,9 +159,18 @@ class RTopKF(LinearRanker):
     (2, 3)
     """
 
-    def __init__(self, *, surrogate: str = "squared", eta: float | None = None,
-                 gamma: float | None = None, radius: float = 1.0, eps: float = 0.01,
-                 horizon: int | None = None, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        surrogate: str = "squared",
+        eta: float | None = None,
+        gamma: float | None = None,
+        radius: float = 1.0,
+        eps: float = 0.01,
+        horizon: int | None = None,
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(radius=radius, n_runs=n_runs, rng=rng)
         check_choice(surrogate, "surrogate", RTOPK_SURROGATES)
         if horizon is not None:

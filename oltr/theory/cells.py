@@ -144,8 +144,16 @@ def polytope_face(
     while True:
         cost = np.concatenate([np.zeros(n), -undecided.astype(np.float64)])
         bounds = [(None, None)] * n + [(0.0, 1.0 if u else 0.0) for u in undecided]
-        res = linprog(cost, A_ub=a_ub, b_ub=h_arr, A_eq=a_eq, b_eq=b_arr, bounds=bounds,
-                      method="highs", options=_HIGHS)
+        res = linprog(
+            cost,
+            A_ub=a_ub,
+            b_ub=h_arr,
+            A_eq=a_eq,
+            b_eq=b_arr,
+            bounds=bounds,
+            method="highs",
+            options=_HIGHS,
+        )
         n_lp += 1
         if res.status == 2:  # infeasible
             return Face(-1, None, np.zeros(q, dtype=bool), n_lp)
@@ -163,8 +171,9 @@ def polytope_face(
     return Face(dim, np.mean(points, axis=0), undecided.copy(), n_lp)
 
 
-def action_classes(game: RankingGame | ArrayLike, *, atol: float = DEFAULT_ATOL
-                   ) -> tuple[tuple[int, ...], ...]:
+def action_classes(
+    game: RankingGame | ArrayLike, *, atol: float = DEFAULT_ATOL
+) -> tuple[tuple[int, ...], ...]:
     """Group actions with identical loss rows (duplicates), in order of first appearance.
 
     Exact equality is used when the game has exact values, else max-norm ``atol``.
@@ -242,13 +251,18 @@ class CellStructure:
     @property
     def pareto_actions(self) -> tuple[int, ...]:
         """All Pareto-optimal actions (members of Pareto-optimal classes), sorted."""
-        return tuple(sorted(a for c, ok in zip(self.classes, self.pareto, strict=True) if ok
-                            for a in c))
+        return tuple(
+            sorted(a for c, ok in zip(self.classes, self.pareto, strict=True) if ok for a in c)
+        )
 
     def neighbour_action_pairs(self) -> tuple[tuple[int, int], ...]:
         """All neighbouring action pairs ``(i, j)``, ``i < j`` (members of neighbour classes)."""
-        pairs = {tuple(sorted((i, j))) for a, b in self.neighbours
-                 for i in self.classes[a] for j in self.classes[b]}
+        pairs = {
+            tuple(sorted((i, j)))
+            for a, b in self.neighbours
+            for i in self.classes[a]
+            for j in self.classes[b]
+        }
         return tuple(sorted(pairs))  # type: ignore[arg-type]
 
 
@@ -292,8 +306,16 @@ def _max_slack_point(rows: NDArray[np.float64], n: int) -> tuple[float, NDArray[
     a_eq = np.hstack([np.ones((1, n)), np.zeros((1, 1))])
     cost = np.zeros(n + 1)
     cost[-1] = -1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(len(rows)), A_eq=a_eq, b_eq=[1.0],
-                  bounds=[(None, None)] * n + [(None, 1.0)], method="highs", options=_HIGHS)
+    res = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=np.zeros(len(rows)),
+        A_eq=a_eq,
+        b_eq=[1.0],
+        bounds=[(None, None)] * n + [(None, 1.0)],
+        method="highs",
+        options=_HIGHS,
+    )
     if res.status == 2:
         return -np.inf, np.full(n, np.nan)
     if res.status != 0:
@@ -304,9 +326,16 @@ def _max_slack_point(rows: NDArray[np.float64], n: int) -> tuple[float, NDArray[
 def _enlarges(rows: NDArray[np.float64], drop: list[int], n: int, slack_tol: float) -> bool:
     """Whether dropping the rows ``drop`` (one halfspace) enlarges the cell: a facet test."""
     keep = np.setdiff1d(np.arange(len(rows)), drop)
-    res = linprog(-rows[drop[0]], A_ub=rows[keep], b_ub=np.zeros(len(keep)),
-                  A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(None, None)] * n,
-                  method="highs", options=_HIGHS)
+    res = linprog(
+        -rows[drop[0]],
+        A_ub=rows[keep],
+        b_ub=np.zeros(len(keep)),
+        A_eq=np.ones((1, n)),
+        b_eq=[1.0],
+        bounds=[(None, None)] * n,
+        method="highs",
+        options=_HIGHS,
+    )
     if res.status == 3:  # unbounded: the dropped row was binding somewhere
         return True
     if res.status != 0:
@@ -314,9 +343,14 @@ def _enlarges(rows: NDArray[np.float64], drop: list[int], n: int, slack_tol: flo
     return bool(-res.fun > slack_tol)
 
 
-def cell_structure(game: RankingGame | ArrayLike, *, atol: float = DEFAULT_ATOL,
-                   slack_tol: float = SLACK_TOL, neighbours: bool = True,
-                   method: Literal["facets", "faces"] = "facets") -> CellStructure:
+def cell_structure(
+    game: RankingGame | ArrayLike,
+    *,
+    atol: float = DEFAULT_ATOL,
+    slack_tol: float = SLACK_TOL,
+    neighbours: bool = True,
+    method: Literal["facets", "faces"] = "facets",
+) -> CellStructure:
     """Cells, Pareto-optimal classes, neighbours and neighbourhood sets (Definitions 1 and 4).
 
     Pareto optimality: ``C_a`` is full-dimensional in ``Δ`` iff one point satisfies
@@ -379,8 +413,7 @@ def cell_structure(game: RankingGame | ArrayLike, *, atol: float = DEFAULT_ATOL,
         if t > slack_tol:
             dims[a], interior[a] = n - 1, point
             continue
-        face = polytope_face(rows, np.zeros(len(rows)), np.ones((1, n)), [1.0],
-                             slack_tol=slack_tol)
+        face = polytope_face(rows, np.zeros(len(rows)), np.ones((1, n)), [1.0], slack_tol=slack_tol)
         n_lp += face.n_lp
         dims[a] = face.dim
         if face.point is not None:
@@ -391,19 +424,33 @@ def cell_structure(game: RankingGame | ArrayLike, *, atol: float = DEFAULT_ATOL,
     if neighbours:
         find = _facet_neighbours if method == "facets" else _face_neighbours
         n_lp += find(reps, pareto, cell_rows, pairs, hood, atol, slack_tol)
-        hood = {pair: tuple(sorted(x for c in cls for x in classes[c]))
-                for pair, cls in hood.items()}
-    return CellStructure(classes=classes, cell_dim=dims, pareto=pareto, interior=interior,
-                         neighbours=tuple(sorted(pairs)), neighbourhood=hood, n_outcomes=n,
-                         n_lp=n_lp)
+        hood = {
+            pair: tuple(sorted(x for c in cls for x in classes[c])) for pair, cls in hood.items()
+        }
+    return CellStructure(
+        classes=classes,
+        cell_dim=dims,
+        pareto=pareto,
+        interior=interior,
+        neighbours=tuple(sorted(pairs)),
+        neighbourhood=hood,
+        n_outcomes=n,
+        n_lp=n_lp,
+    )
 
 
 _Rows = list[tuple[NDArray[np.float64], NDArray[np.intp]]]
 
 
-def _facet_neighbours(reps: NDArray[np.float64], pareto: NDArray[np.bool_], cell_rows: _Rows,
-                      pairs: list[tuple[int, int]], hood: dict[tuple[int, int], Any],
-                      atol: float, slack_tol: float) -> int:
+def _facet_neighbours(
+    reps: NDArray[np.float64],
+    pareto: NDArray[np.bool_],
+    cell_rows: _Rows,
+    pairs: list[tuple[int, int]],
+    hood: dict[tuple[int, int], Any],
+    atol: float,
+    slack_tol: float,
+) -> int:
     n_lp, n = 0, reps.shape[1]
     for a in np.flatnonzero(pareto):
         rows, owner = cell_rows[a]
@@ -421,18 +468,28 @@ def _facet_neighbours(reps: NDArray[np.float64], pareto: NDArray[np.bool_], cell
     return n_lp
 
 
-def _face_neighbours(reps: NDArray[np.float64], pareto: NDArray[np.bool_], cell_rows: _Rows,
-                     pairs: list[tuple[int, int]], hood: dict[tuple[int, int], Any],
-                     atol: float, slack_tol: float) -> int:
+def _face_neighbours(
+    reps: NDArray[np.float64],
+    pareto: NDArray[np.bool_],
+    cell_rows: _Rows,
+    pairs: list[tuple[int, int]],
+    hood: dict[tuple[int, int], Any],
+    atol: float,
+    slack_tol: float,
+) -> int:
     n_lp, n = 0, reps.shape[1]
     cand = np.flatnonzero(pareto)
     for ia, a in enumerate(cand):
         rows, owner = cell_rows[a]
-        for b in cand[ia + 1:]:
+        for b in cand[ia + 1 :]:
             keep = owner != b
-            face = polytope_face(rows[keep], np.zeros(int(keep.sum())),
-                                 np.vstack([np.ones(n), reps[a] - reps[b]]), [1.0, 0.0],
-                                 slack_tol=slack_tol)
+            face = polytope_face(
+                rows[keep],
+                np.zeros(int(keep.sum())),
+                np.vstack([np.ones(n), reps[a] - reps[b]]),
+                [1.0, 0.0],
+                slack_tol=slack_tol,
+            )
             n_lp += face.n_lp
             if face.dim != n - 2:
                 continue

@@ -175,8 +175,9 @@ def _check_outcomes(outcomes: ArrayLike, n_items: int, max_grade: int) -> NDArra
             raise ValueError("outcomes must hold integer grades")
     out = arr.astype(np.int64)
     if out.min() < 0 or out.max() > max_grade:
-        raise ValueError(f"outcomes must hold grades in [0, {max_grade}], "
-                         f"got range [{out.min()}, {out.max()}]")
+        raise ValueError(
+            f"outcomes must hold grades in [0, {max_grade}], got range [{out.min()}, {out.max()}]"
+        )
     if len(np.unique(out, axis=0)) != len(out):
         raise ValueError("outcomes must not repeat a relevance vector")
     return out
@@ -203,8 +204,10 @@ def _rationalize(values: NDArray[np.float64], bound: int) -> NDArray[np.object_]
     exact[:] = flat
     err = np.abs(values.ravel() - np.array([float(f) for f in flat]))
     if err.size and float(err.max()) > 1e-12 * max(1.0, float(np.abs(values).max())):
-        raise ValueError("measure values are not rationals with denominator <= "
-                         f"{bound} (max error {err.max():.3g}); report a bug in oltr.metrics")
+        raise ValueError(
+            "measure values are not rationals with denominator <= "
+            f"{bound} (max error {err.max():.3g}); report a bug in oltr.metrics"
+        )
     return exact.reshape(values.shape)
 
 
@@ -392,14 +395,26 @@ def game_from_matrices(
     if kind not in ("loss", "gain"):
         raise ValueError(f"kind must be 'loss' or 'gain', got {kind!r}")
     signal_matrices(h)  # validates the symbols
-    rows = tuple(action_labels) if action_labels is not None else tuple(
-        str(i + 1) for i in range(v.shape[0]))
-    cols = tuple(outcome_labels) if outcome_labels is not None else tuple(
-        str(j + 1) for j in range(v.shape[1]))
+    rows = (
+        tuple(action_labels)
+        if action_labels is not None
+        else tuple(str(i + 1) for i in range(v.shape[0]))
+    )
+    cols = (
+        tuple(outcome_labels)
+        if outcome_labels is not None
+        else tuple(str(j + 1) for j in range(v.shape[1]))
+    )
     if len(rows) != v.shape[0] or len(cols) != v.shape[1]:
         raise ValueError("action_labels/outcome_labels must match the shape of values")
-    return RankingGame(measure="custom", kind=kind, values=v, feedback=h.astype(np.int64),
-                       n_symbols=int(h.max()) + 1, labels=(rows, cols))
+    return RankingGame(
+        measure="custom",
+        kind=kind,
+        values=v,
+        feedback=h.astype(np.int64),
+        n_symbols=int(h.max()) + 1,
+        labels=(rows, cols),
+    )
 
 
 def _resolve_measure(
@@ -411,8 +426,10 @@ def _resolve_measure(
         return resolved.label, resolved.name, str(resolved.kind), resolved
     kind = getattr(measure, "kind", None)
     if kind not in ("loss", "gain") or not callable(measure):
-        raise TypeError("a measure must be a name or a callable with .kind 'loss' or 'gain', "
-                        f"got {type(measure).__name__}")
+        raise TypeError(
+            "a measure must be a name or a callable with .kind 'loss' or 'gain', "
+            f"got {type(measure).__name__}"
+        )
     name = str(getattr(measure, "label", getattr(measure, "name", "custom")))
     return name, str(getattr(measure, "name", "custom")), str(kind), measure
 
@@ -468,20 +485,31 @@ def ranking_game(
     else:
         outcomes = _check_outcomes(col_order, m, n)
     # One relevance vector against every order: (n_outcomes, 1, m) x (1, n_actions, m).
-    vals = np.asarray(fn(outcomes[:, None, :], actions[None, :, :], **measure_kwargs),
-                      dtype=np.float64)
+    vals = np.asarray(
+        fn(outcomes[:, None, :], actions[None, :, :], **measure_kwargs), dtype=np.float64
+    )
     if vals.shape != (len(outcomes), len(actions)):
-        raise ValueError(f"measure {name!r} returned shape {vals.shape}, "
-                         f"expected {(len(outcomes), len(actions))}")
+        raise ValueError(
+            f"measure {name!r} returned shape {vals.shape}, "
+            f"expected {(len(outcomes), len(actions))}"
+        )
     if not np.all(np.isfinite(vals)):
         bad = np.argwhere(~np.isfinite(vals))[0]
-        raise ValueError(f"measure {name!r} is not finite on relevance "
-                         f"{outcomes[bad[0]].tolist()}; pass no_relevant=… for empty lists")
+        raise ValueError(
+            f"measure {name!r} is not finite on relevance "
+            f"{outcomes[bad[0]].tolist()}; pass no_relevant=… for empty lists"
+        )
     values = np.ascontiguousarray(vals.T)
     values.setflags(write=False)
     return RankingGame(
-        measure=name, kind=kind, values=values,
-        feedback=feedback_codes(actions, outcomes, k, n), n_symbols=(n + 1) ** k,
-        actions=actions, outcomes=outcomes, k=k, max_grade=n,
+        measure=name,
+        kind=kind,
+        values=values,
+        feedback=feedback_codes(actions, outcomes, k, n),
+        n_symbols=(n + 1) ** k,
+        actions=actions,
+        outcomes=outcomes,
+        k=k,
+        max_grade=n,
         rational=base in RATIONAL_MEASURES,
     )

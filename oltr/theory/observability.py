@@ -79,8 +79,12 @@ class PairCheck:
 
     def as_dict(self, game: RankingGame | None = None) -> dict[str, Any]:
         """JSON-ready dictionary (observer labels when ``game`` is given)."""
-        out: dict[str, Any] = {"actions": list(self.labels), "residual": self.residual,
-                               "diff_norm": self.diff_norm, "observable": self.observable}
+        out: dict[str, Any] = {
+            "actions": list(self.labels),
+            "residual": self.residual,
+            "diff_norm": self.diff_norm,
+            "observable": self.observable,
+        }
         if game is not None and len(self.observers) < game.n_actions:
             out["observers"] = [game.action_labels[k] for k in self.observers]
         return out
@@ -150,12 +154,18 @@ def _stacked_signals(game: RankingGame, actions: Any) -> NDArray[np.float64]:
     return s.reshape(-1, game.n_outcomes).astype(np.float64)
 
 
-def _check(game: RankingGame, i: int, j: int, residual: float, observers: tuple[int, ...],
-           tol: float) -> PairCheck:
+def _check(
+    game: RankingGame, i: int, j: int, residual: float, observers: tuple[int, ...], tol: float
+) -> PairCheck:
     norm = float(np.linalg.norm(game.loss[i] - game.loss[j]))
-    return PairCheck(actions=(i, j), labels=(game.action_labels[i], game.action_labels[j]),
-                     residual=float(residual), diff_norm=norm, observers=observers,
-                     observable=bool(residual <= tol * max(1.0, norm)))
+    return PairCheck(
+        actions=(i, j),
+        labels=(game.action_labels[i], game.action_labels[j]),
+        residual=float(residual),
+        diff_norm=norm,
+        observers=observers,
+        observable=bool(residual <= tol * max(1.0, norm)),
+    )
 
 
 def _result(condition: str, checks: list[PairCheck], tol: float) -> ObservabilityResult:
@@ -218,9 +228,11 @@ def global_observability(
     resid = game.loss[reps] - (game.loss[reps] @ basis) @ basis.T
     checks = []
     for a in range(len(reps)):
-        norms = np.linalg.norm(resid[a + 1:] - resid[a], axis=1)
-        checks += [_check(game, reps[a], reps[b], float(r), everyone, tol)
-                   for b, r in zip(range(a + 1, len(reps)), norms, strict=True)]
+        norms = np.linalg.norm(resid[a + 1 :] - resid[a], axis=1)
+        checks += [
+            _check(game, reps[a], reps[b], float(r), everyone, tol)
+            for b, r in zip(range(a + 1, len(reps)), norms, strict=True)
+        ]
     return _result("global", checks, tol)
 
 
@@ -277,21 +289,33 @@ def analyze_game(game: RankingGame, *, tol: float = DEFAULT_TOL) -> dict[str, An
     m = None if game.actions is None else int(game.actions.shape[1])
 
     def verdict(res: ObservabilityResult) -> dict[str, Any]:
-        return {"holds": res.holds, "n_pairs": len(res.checks), "n_failures": len(res.failures),
-                "witness": None if res.witness is None else res.witness.as_dict(game),
-                "max_residual": max((c.residual for c in res.checks), default=0.0)}
+        return {
+            "holds": res.holds,
+            "n_pairs": len(res.checks),
+            "n_failures": len(res.failures),
+            "witness": None if res.witness is None else res.witness.as_dict(game),
+            "max_residual": max((c.residual for c in res.checks), default=0.0),
+        }
 
     return {
-        "measure": game.measure, "n_items": m, "k": game.k, "max_grade": game.max_grade,
-        "n_actions": game.n_actions, "n_outcomes": game.n_outcomes,
+        "measure": game.measure,
+        "n_items": m,
+        "k": game.k,
+        "max_grade": game.max_grade,
+        "n_actions": game.n_actions,
+        "n_outcomes": game.n_outcomes,
         "n_classes": len(cells.classes),
         "duplicate_classes": [[lab[a] for a in c] for c in cells.classes if len(c) > 1],
         "n_pareto": len(cells.pareto_actions),
-        "neighbours": [{"pair": [lab[cells.classes[a][0]], lab[cells.classes[b][0]]],
-                        "classes": [[lab[x] for x in cells.classes[a]],
-                                    [lab[x] for x in cells.classes[b]]],
-                        "neighbourhood": [lab[x] for x in cells.neighbourhood[(a, b)]]}
-                       for a, b in cells.neighbours],
-        "global": verdict(glob), "global_pareto": verdict(glob_p),
+        "neighbours": [
+            {
+                "pair": [lab[cells.classes[a][0]], lab[cells.classes[b][0]]],
+                "classes": [[lab[x] for x in cells.classes[a]], [lab[x] for x in cells.classes[b]]],
+                "neighbourhood": [lab[x] for x in cells.neighbourhood[(a, b)]],
+            }
+            for a, b in cells.neighbours
+        ],
+        "global": verdict(glob),
+        "global_pareto": verdict(glob_p),
         "local": {**verdict(loc), "pairs": [c.as_dict(game) for c in loc.checks]},
     }

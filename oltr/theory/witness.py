@@ -52,8 +52,10 @@ __all__ = [
 ]
 
 #: Relevance vectors R1..R8 of CT16 Table 1 (proof of Theorem 5.2), items 1..3.
-CT16_RELEVANCE = np.array([[0, 0, 0], [1, 1, 0], [1, 0, 1], [0, 1, 1],
-                           [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype=np.int64)
+CT16_RELEVANCE = np.array(
+    [[0, 0, 0], [1, 1, 0], [1, 0, 1], [0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]],
+    dtype=np.int64,
+)
 #: Distribution p of CT16 Table 1.
 CT16_P = np.array([0.0, 0.1, 0.15, 0.05, 0.2, 0.3, 0.2, 0.0])
 #: Distribution p̃ of CT16 Table 1.
@@ -137,10 +139,13 @@ class IndistinguishablePair:
             return ["".join(str(i + 1) for i in game.actions[a]) for a in acts]
 
         out: dict[str, Any] = {
-            "p": dist(self.p), "q": dist(self.q), "feedback_gap": self.feedback_gap,
+            "p": dist(self.p),
+            "q": dist(self.q),
+            "feedback_gap": self.feedback_gap,
             "optimal_p": [lab[a] for a in self.optimal_p],
             "optimal_q": [lab[a] for a in self.optimal_q],
-            "epsilon": self.epsilon, "is_witness": self.is_witness,
+            "epsilon": self.epsilon,
+            "is_witness": self.is_witness,
         }
         if game.actions is not None and game.outcomes is not None:
             out["optimal_orders_p"] = orders(self.optimal_p)
@@ -148,10 +153,12 @@ class IndistinguishablePair:
             out["expected_relevance_p"] = (self.p @ game.outcomes).tolist()
             out["expected_relevance_q"] = (self.q @ game.outcomes).tolist()
             if game.measure.split("@")[0].lower() == "ndcg":
-                out["expected_G_over_Z_p"] = expected_normalized_gain(game.outcomes,
-                                                                      self.p).tolist()
-                out["expected_G_over_Z_q"] = expected_normalized_gain(game.outcomes,
-                                                                      self.q).tolist()
+                out["expected_G_over_Z_p"] = expected_normalized_gain(
+                    game.outcomes, self.p
+                ).tolist()
+                out["expected_G_over_Z_q"] = expected_normalized_gain(
+                    game.outcomes, self.q
+                ).tolist()
         return out
 
 
@@ -189,35 +196,49 @@ def check_pair(game: RankingGame, p: ArrayLike, q: ArrayLike) -> Indistinguishab
     lp, lq = game.loss @ p, game.loss @ q
     reg_p, reg_q = lp - lp.min(), lq - lq.min()
     return IndistinguishablePair(
-        p=p, q=q, feedback_gap=gap,
+        p=p,
+        q=q,
+        feedback_gap=gap,
         optimal_p=tuple(int(a) for a in np.flatnonzero(reg_p <= OPT_TOL)),
         optimal_q=tuple(int(a) for a in np.flatnonzero(reg_q <= OPT_TOL)),
         epsilon=float(0.5 * (reg_p + reg_q).min()),
     )
 
 
-def _pair_lp(reps: NDArray[np.float64], a: int, b: int, w: NDArray[np.float64]
-             ) -> tuple[float, NDArray[np.float64]] | None:
+def _pair_lp(
+    reps: NDArray[np.float64], a: int, b: int, w: NDArray[np.float64]
+) -> tuple[float, NDArray[np.float64]] | None:
     """max u over (p, q, u): a optimal under p, b under q, W(p − q) = 0, Σ regrets ≥ u."""
     k, n = reps.shape
     zeros_k = np.zeros((k, 1))
     da, db = reps[a] - reps, reps[b] - reps  # (ℓ_a − ℓ_c) rows: ≤ 0 when a is optimal
-    a_ub = np.vstack([
-        np.hstack([da, np.zeros((k, n)), zeros_k]),
-        np.hstack([np.zeros((k, n)), db, zeros_k]),
-        np.hstack([da, db, np.ones((k, 1))]),  # u ≤ (ℓ_c − ℓ_a)·p + (ℓ_c − ℓ_b)·q
-    ])
-    a_eq = np.vstack([
-        np.hstack([np.ones(n), np.zeros(n), [0.0]]),
-        np.hstack([np.zeros(n), np.ones(n), [0.0]]),
-        np.hstack([w, -w, np.zeros((len(w), 1))]),
-    ])
+    a_ub = np.vstack(
+        [
+            np.hstack([da, np.zeros((k, n)), zeros_k]),
+            np.hstack([np.zeros((k, n)), db, zeros_k]),
+            np.hstack([da, db, np.ones((k, 1))]),  # u ≤ (ℓ_c − ℓ_a)·p + (ℓ_c − ℓ_b)·q
+        ]
+    )
+    a_eq = np.vstack(
+        [
+            np.hstack([np.ones(n), np.zeros(n), [0.0]]),
+            np.hstack([np.zeros(n), np.ones(n), [0.0]]),
+            np.hstack([w, -w, np.zeros((len(w), 1))]),
+        ]
+    )
     b_eq = np.concatenate([[1.0, 1.0], np.zeros(len(w))])
     cost = np.zeros(2 * n + 1)
     cost[-1] = -1.0
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(3 * k), A_eq=a_eq, b_eq=b_eq,
-                  bounds=[(0.0, None)] * (2 * n) + [(None, None)], method="highs",
-                  options=_HIGHS)
+    res = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=np.zeros(3 * k),
+        A_eq=a_eq,
+        b_eq=b_eq,
+        bounds=[(0.0, None)] * (2 * n) + [(None, None)],
+        method="highs",
+        options=_HIGHS,
+    )
     if res.status == 2:
         return None
     if res.status != 0:

@@ -1,0 +1,202 @@
+"""Linear scorers ``s = X w`` batched over runs: the base of RTop-kF and online ListNet.
+
+:class:`LinearRanker` holds what every contextual learner with a linear scorer
+shares: lazily sized weights ``W`` of shape (B, d), batched scores, the
+projected step ``W ← Π_U(W − η D X)`` (CT16 Algorithm 1 steps 10–11) and the
+read-only ``weights_`` that a held-out evaluation reads.
+
+Why the two products are compiled loops and not BLAS calls: a run's trace must
+not depend on the runs it is batched with. BLAS picks its kernel by the shape
+of the whole product (a (1, d) product goes to gemv, a (5, d) one to gemm, a
+small one to a "small matrix" kernel), and each kernel sums in its own order,
+so one run's scores differed in the last bits between ``B = 1`` and ``B = 5``.
+A chaotic learner (SmoothDCG's 1/ε) turns those bits into different rankings
+within a few hundred rounds. The loops below compute run ``b``'s row with the
+same instructions in the same order whatever ``B`` is: the sum over features
+runs in index order, vectorised across items (scores) or features (the step),
+never across runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from oltr.learners.base import Learner
+from oltr.types import Context, FloatArray, RunRNGLike, check_scalar
+
+__all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
+
+
+@numba.njit(cache=True, nogil=True)
+def _scores_kernel(weights: Any, features_t: Any, out: Any) -> None:  # pragma: no cover
+    n_runs, d = weights.shape
+    m = features_t.shape[1]
+    for b in range(n_runs):
+        row = out[b]
+        for i in range(m):
+            row[i] = 0.0
+        for j in range(d):
+            w = weights[b, j]
+            if w != 0.0:  # a zero weight adds exact zeros; w₁ = 0 makes this common early
+                for i in range(m):
+                    row[i] += w * features_t[j, i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_kernel(weights: Any, coef: Any, features: Any, buffer: Any) -> None:  # pragma: no cover
+    n_runs, d = weights.shape
+    m = features.shape[0]
+    for b in range(n_runs):
+        for j in range(d):
+            buffer[j] = 0.0
+        for i in range(m):
+            c = coef[b, i]
+            if c != 0.0:  # sparse directions (top-k estimators off exploration) skip rows
+                for j in range(d):
+                    buffer[j] += c * features[i, j]
+        for j in range(d):
+            weights[b, j] -= buffer[j]
+
+
+def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
+    """``S = W Xᵀ`` of shape (B, m), each row computed independently of the others.
+
+    Row ``b`` is bit for bit the same for any number of rows ``B`` (see the
+    module docstring); it equals ``weights @ features.T`` up to rounding.
+
+    >>> batch_scores(np.array([[1.0, 2.0], [0.0, -1.0]]), np.array([[1.0, 1.0], [3.0, 0.0]]))
+    array([[ 3.,  3.],
+           [-1.,  0.]])
+    """
+    out = np.empty((weights.shape[0], features.shape[0]))
+    _scores_kernel(weights, np.ascontiguousarray(features.T), out)
+    return out
+
+
+def batch_step(
+    weights: FloatArray, direction: FloatArray, eta: float, features: FloatArray
+) -> None:
+    """``W ← W − (η D) X`` in place, with ``direction`` D of shape (B, m), row by row.
+
+    Each run's step ``η d_b X`` is summed over items in index order into a
+    buffer and then subtracted, the same arithmetic for any ``B``.
+
+    >>> w = np.zeros((1, 2))
+    >>> batch_step(w, np.array([[1.0, -1.0]]), 0.5, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> w
+    array([[1., 1.]])
+    """
+    coef = np.ascontiguousarray(eta * direction, dtype=np.float64)
+    _step_kernel(weights, coef, np.ascontiguousarray(features), np.empty(weights.shape[1]))
+
+
+def project_rows(weights: FloatArray, radius: float) -> FloatArray:
+    """Project every row of ``weights`` onto the ℓ2 ball of radius ``radius``, in place.
+
+    .. math:: w ← \\min\\{1, U / ‖w‖_2\\}\\, w   (CT16 Algorithm 1 step 11)
+
+    Parameters
+    ----------
+    weights
+        Array of shape (B, d), modified in place and returned.
+    radius
+        U > 0; ``inf`` leaves the rows unchanged.
+
+    Examples
+    --------
+    >>> project_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    array([[0.6, 0.8],
+           [0.3, 0.4]])
+    """
+    if np.isfinite(radius):
+        norms = np.sqrt(np.einsum("bd,bd->b", weights, weights))
+        huge = ~np.isfinite(norms)
+        if huge.any():  # the sum of squares overflowed: rescale by the largest entry first
+            top = np.abs(weights[huge]).max(axis=1)
+            norms[huge] = top * np.linalg.norm(weights[huge] / top[:, None], axis=1)
+        if (norms > radius).any():
+            weights *= (radius / np.maximum(norms, radius))[:, None]
+    return weights
+
+
+def own_order(scores: FloatArray) -> NDArray[np.intp]:
+    """Descending score, ties by lower index first, along the last axis (stable)."""
+    return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
+
+
+class LinearRanker(Learner):
+    """Base of linear scorers ``s = X w`` batched over runs (weights (B, d), w₁ = 0).
+
+    The feature dimension ``d`` is read from the first context; every later
+    context must have the same ``d``. Subclasses call :meth:`_scores` in
+    ``rank`` and :meth:`_step` in ``update``.
+
+    Parameters
+    ----------
+    radius
+        U: the weights stay in the ℓ2 ball of radius U (``inf``: unconstrained).
+    n_runs, rng
+        See :class:`~oltr.learners.base.Learner`.
+    """
+
+    context_kind: ClassVar[str] = "features"
+
+    def __init__(self, *, radius: float, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+        super().__init__(n_runs=n_runs, rng=rng)
+        if not (isinstance(radius, float) and radius == float("inf")):
+            check_scalar(radius, "radius", low=0, include_low=False)
+        self._weights: FloatArray | None = None
+        self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
+
+    @property
+    def weights_(self) -> FloatArray:
+        """Read-only view of the current weights, shape (B, d) (zeros before any round)."""
+        if self._weights is None:
+            raise AttributeError(
+                "weights_ is set at the first rank() call (d comes from the first context)"
+            )
+        view = self._weights.view()
+        view.flags.writeable = False
+        return view
+
+    def _features(self, context: Context) -> FloatArray:
+        x = context.features
+        if x is None:
+            raise ValueError(
+                f"{type(self).__name__} ranks feature lists: the context of round "
+                f"{context.t} has no features"
+            )
+        if self._weights is None:
+            self._weights = np.zeros((self.n_runs, x.shape[1]))
+        elif x.shape[1] != self._weights.shape[1]:
+            raise ValueError(
+                f"features must have {self._weights.shape[1]} columns (as in the "
+                f"first round), got {x.shape[1]} in round {context.t}"
+            )
+        return x
+
+    def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
+        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update."""
+        x = self._features(context)
+        assert self._weights is not None
+        scores = batch_scores(self._weights, x)
+        own = own_order(scores)
+        own.flags.writeable = False  # returned by rank() and reused by update()
+        self._cache = (context.t, scores, own)
+        return scores, own
+
+    def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
+        """The scores and own orders :meth:`_scores` made for this round (recomputed if not)."""
+        if self._cache is None or self._cache[0] != context.t:
+            return self._scores(context)
+        return self._cache[1], self._cache[2]
+
+    def _step(self, context: Context, direction: FloatArray, eta: float, radius: float) -> None:
+        """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
+        assert self._weights is not None and context.features is not None
+        batch_step(self._weights, direction, eta, context.features)
+        project_rows(self._weights, radius)
