@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from oltr.feedback import TopKFeedback
-from oltr.learners.ftpl import RTop1F, rtop1f_schedule
+from oltr.learners.rtop1f import RTop1F, rtop1f_schedule
 from oltr.types import Context
 
 CASES = ((10, 1), (10, 100), (1000, 1), (1000, 100))

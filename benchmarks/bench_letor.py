@@ -4,7 +4,7 @@ Usage: ``python benchmarks/bench_letor.py [--lines N]``. Two inputs:
 
 * the largest LETOR file in ``../shared/data`` (skipped, with a note, when absent);
 * a synthetic LETOR file of at least ``N`` lines (default 1,000,000) with 46
-  features, written with :func:`oltr.envs.letor.write_letor` (6 significant
+  features, written with :func:`oltr.data.letor.write_letor` (6 significant
   digits) into a temporary folder that is removed afterwards.
 
 For each it prints lines per second of :func:`load_letor` without the cache
@@ -32,8 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from oltr.envs import letor
-from oltr.envs.letor import cache_root, load_letor, synthetic_letor, write_letor
+from oltr.data import letor
+from oltr.data.cache import cache_root
+from oltr.data.letor import load_letor, write_letor
+from oltr.data.synthetic import synthetic_letor
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MIN_LINES = 1_000_000

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.random import RNGLike, child_rng
+from oltr.validation import check_n_runs
 
 __all__ = [
     "Configurable",
@@ -32,8 +33,6 @@ __all__ = [
     "Orders",
     "RunGenerators",
     "RunRNGLike",
-    "check_choice",
-    "check_scalar",
     "read_only",
 ]
 
@@ -148,7 +147,7 @@ class RunGenerators(Sequence[np.random.Generator]):
         :class:`RunGenerators` or a sequence of Generators is used as is and
         must hold exactly ``n_runs`` generators.
         """
-        n = _check_n_runs(n_runs)
+        n = check_n_runs(n_runs)
         if isinstance(rng, RunGenerators):
             gens: tuple[np.random.Generator, ...] = rng._gens
         elif isinstance(rng, Sequence) and not isinstance(rng, str | bytes):
@@ -259,14 +258,6 @@ class RunGenerators(Sequence[np.random.Generator]):
         return self.map(lambda g: g.permutation(m)).astype(np.intp, copy=False)
 
 
-def _check_n_runs(n_runs: int) -> int:
-    if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer):
-        raise TypeError(f"n_runs must be an int >= 1, got {type(n_runs).__name__}")
-    if n_runs < 1:
-        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
-    return int(n_runs)
-
-
 # ---------------------------------------------------------------------------
 # keyword-only parameters, river/sklearn style
 
@@ -305,50 +296,3 @@ class Configurable:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
-
-
-# ---------------------------------------------------------------------------
-# parameter validation (OBP ``check_scalar`` style: name, bad value, valid range)
-
-
-def check_scalar(
-    value: Any,
-    name: str,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    include_low: bool = True,
-    include_high: bool = True,
-    integer: bool = False,
-) -> Any:
-    """Check that ``value`` is a finite number in range; return it unchanged.
-
-    Raises TypeError for a non-number (or a non-integer when ``integer``) and
-    ValueError for NaN/inf or a value out of range, naming ``name``.
-
-    >>> check_scalar(0.5, "eta", low=0, include_low=False)
-    0.5
-    >>> check_scalar(0, "eta", low=0, include_low=False)
-    Traceback (most recent call last):
-    ...
-    ValueError: eta must be > 0, got 0
-    """
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        want = "an int" if integer else "a number"
-        raise TypeError(f"{name} must be {want}, got {type(value).__name__} {value!r}")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if low is not None and (value < low if include_low else value <= low):
-        raise ValueError(f"{name} must be {'>=' if include_low else '>'} {low}, got {value}")
-    if high is not None and (value > high if include_high else value >= high):
-        raise ValueError(f"{name} must be {'<=' if include_high else '<'} {high}, got {value}")
-    return value
-
-
-def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
-    """Check that ``value`` is one of ``choices``; return it unchanged."""
-    options = tuple(choices)
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
-    return value

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.dueling import ValueFunctionDuel, run_parameter_duels, simulate_synthetic
+from oltr.envs.duels import ValueFunctionDuel
+from oltr.experiments.duels import run_parameter_duels, simulate_synthetic
 from oltr.learners.bgd import BanditGradientDescent
 from oltr.learners.dbgd import theorem2_schedule
 from oltr.types import RunGenerators

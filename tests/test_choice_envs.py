@@ -9,15 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.choice import (
-    ChoiceEnv,
-    RankAggregationEnv,
-    position_loss,
-    position_weights,
-    spearman_rho,
-)
+from oltr.envs.choice import ChoiceEnv, RankAggregationEnv
 from oltr.feedback import ChoiceFeedbackModel, FullFeedbackModel
 from oltr.metrics import pairwise_loss, sum_loss
+from oltr.metrics.aggregation import position_loss, position_weights, spearman_rho
 from oltr.permutations import all_orders
 
 ALPHA = 1e-3

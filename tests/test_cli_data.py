@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oltr.cli import app
-from oltr.envs.letor import load_letor
+from oltr.data.letor import load_letor
 
 FIXTURES = Path(__file__).parent / "fixtures" / "letor"
 

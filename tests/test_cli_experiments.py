@@ -274,7 +274,7 @@ def test_function_reproduction_is_listed_and_writes_its_table(tmp_path, monkeypa
     """yj09-table1 is computed by a batched simulation, not run sets; the CLI still runs it."""
     import pandas as pd
 
-    import oltr.envs.dueling as dueling
+    import oltr.experiments.yj09 as dueling
     from oltr.experiments.reproduce import FUNCTION_REPRODUCTIONS, list_reproductions
 
     assert {"yj09-table1", "yj09-fig2"} <= {r.name for r in list_reproductions()}

@@ -9,13 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.clicks import (
-    CASCADE_PARAMETERS,
-    CascadeClickModel,
-    PositionBasedClickModel,
-    cascade_model,
-    position_based_model,
-)
+from oltr.clicks.models import CASCADE_PARAMETERS, CascadeClickModel, cascade_model
+from oltr.clicks.position_based import PositionBasedClickModel, position_based_model
 
 #: Family-wise error rate of each statistical test (seeds are fixed, so each test is deterministic).
 ALPHA = 1e-3

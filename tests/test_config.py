@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from oltr.experiments.config import (
-    ConfigError,
-    checkpoint_schedule,
-    data_root,
-    expand_grid,
-    load_config,
-    parse_config,
-)
+from oltr.experiments.config import checkpoint_schedule, expand_grid, load_config, parse_config
+from oltr.experiments.datapaths import data_root
 from oltr.experiments.reproduce import SIZES, list_reproductions, load_reproduction
+from oltr.experiments.schema import ConfigError
 
 GOOD = """
 [experiment]

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from oltr.envs.base import Environment
+from oltr.experiments.build import check_compatible
 from oltr.feedback import (
     FEEDBACK_KINDS,
     BanditFeedback,
@@ -37,7 +38,7 @@ from oltr.feedback import (
 )
 from oltr.learners.base import Learner
 from oltr.metrics import get_measure
-from oltr.registry import ENVIRONMENTS, FEEDBACK_MODELS, LEARNERS, check_compatible
+from oltr.registry import ENVIRONMENTS, FEEDBACK_MODELS, LEARNERS
 from oltr.types import Context, RunGenerators
 
 N_STEPS = 12
@@ -218,6 +219,15 @@ def learner_check_declarations(name: str, cls: type) -> None:
         assert lrn.context_kind in ("items", "features", "any")
 
 
+def learner_check_horizon_contract(name: str, cls: type) -> None:
+    # The runner passes the horizon to learners that declare it, never by parameter name.
+    takes_horizon = "horizon" in inspect.signature(cls.__init__).parameters
+    assert cls.horizon_dependent == takes_horizon, (
+        f"{cls.__name__}: horizon_dependent = {cls.horizon_dependent} but the constructor "
+        f"{'takes' if takes_horizon else 'does not take'} horizon="
+    )
+
+
 def learner_check_repr_and_clone(name: str, cls: type) -> None:
     for params, env_name, env_params, model in setups(cls):
         lrn = learner(cls, params)
@@ -338,6 +348,7 @@ LEARNER_CHECKS = [
     learner_check_params_stored_unmodified,
     learner_check_defaults_immutable,
     learner_check_declarations,
+    learner_check_horizon_contract,
     learner_check_repr_and_clone,
     learner_check_pickle,
     learner_check_seeding_is_idempotent,

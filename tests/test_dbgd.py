@@ -9,13 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.dueling import (
-    ValueFunctionDuel,
-    offline_ndcg,
-    run_parameter_duels,
-    simulate_synthetic,
-)
-from oltr.envs.synthetic import synthetic_letor
+from oltr.data.synthetic import synthetic_letor
+from oltr.envs.duels import ValueFunctionDuel
+from oltr.experiments.duels import run_parameter_duels, simulate_synthetic
+from oltr.experiments.yj09 import offline_ndcg
 from oltr.feedback import DuelFeedbackModel
 from oltr.learners.dbgd import (
     DBGD,
@@ -280,7 +277,7 @@ def test_ranks_by_descending_score_w_first() -> None:
 
 
 def test_pairwise_differences_hand_values() -> None:
-    from oltr.envs.letor import LetorDataset
+    from oltr.data.dataset import LetorDataset
 
     ds = LetorDataset(
         features=np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [2.0, 2.0]]),
@@ -295,7 +292,7 @@ def test_pairwise_differences_hand_values() -> None:
 
 def test_ranksvm_recovers_a_separable_ranker() -> None:
     # Grades are a monotone function of the score x·w_true: the pairs are separable by w_true.
-    from oltr.envs.letor import LetorDataset
+    from oltr.data.dataset import LetorDataset
 
     gen = np.random.default_rng(0)
     w_true = np.array([2.0, -1.0, 0.0, 0.5])

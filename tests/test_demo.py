@@ -6,7 +6,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from oltr.cli import app
-from oltr.envs.synthetic import synthetic_letor
+from oltr.data.synthetic import synthetic_letor
 from oltr.experiments.demo import DEMO_MEASURES, score_fixed_rankers
 from oltr.metrics import get_measure
 

@@ -6,21 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.dueling import (
-    TABLE1,
-    TABLE1_DELTA_L,
-    CoinStream,
-    InterleavedClickFeedback,
-    ValueFunctionDuel,
-    offline_ndcg,
-    run_letor_duels,
-    run_parameter_duels,
-    simulate_synthetic,
-)
-from oltr.envs.letor import LetorDataset
+from oltr.data.dataset import LetorDataset
+from oltr.data.synthetic import synthetic_letor
+from oltr.envs.duels import CoinStream, ValueFunctionDuel
 from oltr.envs.stream import LetorStreamEnv
-from oltr.envs.synthetic import synthetic_letor
-from oltr.feedback import DuelFeedbackModel
+from oltr.experiments.duels import TABLE1, TABLE1_DELTA_L, run_parameter_duels, simulate_synthetic
+from oltr.experiments.yj09 import offline_ndcg, run_letor_duels
+from oltr.feedback import DuelFeedbackModel, InterleavedClickFeedback
 from oltr.learners.dbgd import DBGD
 from oltr.metrics import ndcg
 from oltr.types import RunGenerators

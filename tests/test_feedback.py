@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from oltr.experiments.build import check_compatible, make_feedback
 from oltr.feedback import (
     BanditFeedbackModel,
     ChoiceFeedback,
@@ -25,7 +26,6 @@ from oltr.feedback import (
     TopKFeedbackModel,
 )
 from oltr.learners.base import Learner
-from oltr.registry import check_compatible, make_feedback
 from oltr.types import Context, RunGenerators
 
 ALPHA = 0.001  # false-alarm rate of each statistical test (fixed seeds make them repeatable)

@@ -12,15 +12,8 @@ from scipy import stats
 
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import FullFeedback, TopKFeedback
-from oltr.learners.ftpl import (
-    FollowThePerturbedLeader,
-    RTop1F,
-    draw_exploration,
-    exploration_estimate,
-    ftpl_epsilon,
-    kv_constants,
-    rtop1f_schedule,
-)
+from oltr.learners.ftpl import FollowThePerturbedLeader, ftpl_epsilon, kv_constants
+from oltr.learners.rtop1f import RTop1F, draw_exploration, exploration_estimate, rtop1f_schedule
 from oltr.permutations import all_orders
 from oltr.types import Context, RunGenerators
 

@@ -1,4 +1,4 @@
-"""Held-out NDCG@k of linear rankers (oltr.envs.heldout)."""
+"""Held-out NDCG@k of linear rankers (oltr.experiments.heldout)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from oltr.envs.heldout import HeldoutSet, heldout_ndcg
-from oltr.envs.letor import LetorDataset
-from oltr.envs.synthetic import synthetic_letor
+from oltr.data.dataset import LetorDataset
+from oltr.data.synthetic import synthetic_letor
+from oltr.experiments.heldout import HeldoutSet, heldout_ndcg
 from oltr.metrics import ndcg
 
 # Query A: 3 docs, grades (0, 2, 1); query B: 2 docs, grades (1, 0); one feature.

@@ -8,18 +8,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.envs.clicks import cascade_model
-from oltr.envs.interleaving import (
-    INTERLEAVING_METHODS,
+from oltr.clicks.interleaving import (
     BalancedInterleaving,
-    ProbabilisticInterleaving,
     TeamDraftInterleaving,
     balanced_interleave,
-    compare,
-    interleave,
-    probabilistic_interleave,
     team_draft_interleave,
 )
+from oltr.clicks.methods import INTERLEAVING_METHODS, compare, interleave
+from oltr.clicks.models import cascade_model
+from oltr.clicks.probabilistic import ProbabilisticInterleaving, probabilistic_interleave
 
 #: Error rate of each statistical test (seeds are fixed, so each test is deterministic).
 ALPHA = 1e-3

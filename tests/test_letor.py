@@ -18,19 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import oltr.envs.letor as letor
-import oltr.envs.letor_cache as letor_cache
-import oltr.envs.svmlight as svmlight
-from oltr.envs.letor import (
-    LetorDataset,
-    LetorFormatError,
-    QueryStream,
-    cache_root,
-    load_letor,
-    normalize_per_query,
-    summarize,
-    write_letor,
-)
+import oltr.data.cache as letor_cache
+import oltr.data.letor as letor
+import oltr.data.svmlight as svmlight
+import oltr.data.tokenizer as tokenizer
+from oltr.data.cache import cache_root
+from oltr.data.dataset import LetorDataset, normalize_per_query, summarize
+from oltr.data.letor import load_letor, write_letor
+from oltr.data.stream import QueryStream
+from oltr.data.svmlight import LetorFormatError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "letor"
 MALFORMED = FIXTURES / "malformed"
@@ -268,7 +264,7 @@ def _both_engines(path: Path) -> tuple[object, object]:
     outcomes = []
     for engine in ("auto", "sklearn"):
         try:
-            outcomes.append(letor._parse_svmlight(path, engine=engine))
+            outcomes.append(svmlight._parse_svmlight(path, engine=engine))
         except LetorFormatError as exc:
             outcomes.append(str(exc))
     return outcomes[0], outcomes[1]
@@ -295,12 +291,12 @@ def test_fast_path_matches_sklearn_on_fixtures(path: Path) -> None:
 
 def test_fast_path_is_taken_for_plain_letor_and_left_for_odd_syntax(tmp_path: Path) -> None:
     plain = np.frombuffer((FIXTURES / "dense.txt").read_bytes(), np.uint8)
-    assert letor._parse_fast(plain, tmp_path) is not None
+    assert tokenizer._parse_fast(plain, tmp_path) is not None
     # Python's float() accepts digit separators; the tokeniser leaves such
     # files to sklearn, which reads them the same way.
     odd = tmp_path / "odd.txt"
     odd.write_bytes(b"1 qid:1 1:1_000 2:0x1\n")
-    assert letor._parse_fast(letor._read_buffer(odd), odd) is None
+    assert tokenizer._parse_fast(svmlight._read_buffer(odd), odd) is None
     with pytest.raises(LetorFormatError, match=r"odd.txt:1: bad value in token '2:0x1'"):
         _load(odd)
     odd.write_bytes(b"1 qid:1 1:1_000 2:.5\n")
@@ -310,7 +306,7 @@ def test_fast_path_is_taken_for_plain_letor_and_left_for_odd_syntax(tmp_path: Pa
 def test_exact_slow_path_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 17-digit mantissas and large exponents leave the fast path (Clinger's
     # m <= 2**53, |e| <= 22); they must still be correctly rounded.
-    monkeypatch.setattr(svmlight, "_EXACT_BLOCK", 3)
+    monkeypatch.setattr(tokenizer, "_EXACT_BLOCK", 3)
     values = [
         "0.10000000000000001",
         "1e23",
@@ -353,7 +349,7 @@ def test_fast_path_rounds_like_python_float(tmp_path: Path) -> None:
             "0 qid:1 " + " ".join(f"{j}:{v}" for j, v in enumerate(row, 1)) + "\n" for row in rows
         )
     )
-    assert letor._parse_fast(letor._read_buffer(path), path) is not None
+    assert tokenizer._parse_fast(svmlight._read_buffer(path), path) is not None
     got = _load(path).features.ravel()
     assert got.tolist() == [float(v) for v in texts]
 
@@ -364,8 +360,8 @@ def test_fast_path_second_pass_when_guesses_fall_short(
 ) -> None:
     # A short prefix hides the largest index (sparse lines); a small capacity
     # overflows with slow-path tokens (17 significant digits).
-    monkeypatch.setattr(svmlight, "_PREFIX_BYTES", prefix)
-    monkeypatch.setattr(svmlight, "_SLOW_CAPACITY", capacity)
+    monkeypatch.setattr(tokenizer, "_PREFIX_BYTES", prefix)
+    monkeypatch.setattr(tokenizer, "_SLOW_CAPACITY", capacity)
     path = tmp_path / "f.txt"
     path.write_text(
         "1 qid:1 1:0.5\n0 qid:1 2:0.12345678901234567 3:0.1\n"
@@ -385,10 +381,12 @@ def test_fast_path_second_pass_when_later_lines_are_shorter(
     # The rows are estimated from the bytes per line of the first block; here
     # the lines after it are far shorter, so the estimate falls short.
     long_line = "2 qid:1 " + " ".join(f"{j}:0.5" for j in range(1, 101)) + "\n"
-    monkeypatch.setattr(svmlight, "_PREFIX_BYTES", len(long_line) + 5)
+    monkeypatch.setattr(tokenizer, "_PREFIX_BYTES", len(long_line) + 5)
     measured: list[int] = []
-    real = svmlight._measure
-    monkeypatch.setattr(svmlight, "_measure", lambda buf: (measured.append(buf.size), real(buf))[1])
+    real = tokenizer._measure
+    monkeypatch.setattr(
+        tokenizer, "_measure", lambda buf: (measured.append(buf.size), real(buf))[1]
+    )
     path = tmp_path / "f.txt"
     path.write_text(long_line + "".join(f"{g % 3} qid:2 1:{g}\n" for g in range(500)))
     ds = _load(path)
@@ -641,7 +639,7 @@ def test_cache_false_writes_nothing(cache_dir: Path) -> None:
 
 
 def test_cache_root_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    version = f"letor-v{letor.PARSER_VERSION}"
+    version = f"letor-v{svmlight.PARSER_VERSION}"
     monkeypatch.setenv("OLTR_CACHE_DIR", str(tmp_path / "env"))
     assert cache_root(tmp_path / "arg") == tmp_path / "arg" / version
     assert cache_root() == tmp_path / "env" / version

@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-import oltr.permutations as perms
+import oltr.permutations.orders as orders_module
+import oltr.permutations.sorts as sorts_module
 from oltr.permutations import (
     all_orders,
     noisy_quicksort,
@@ -496,6 +497,7 @@ def test_integer_weights_are_accepted():
     np.testing.assert_array_equal(noisy_quicksort([0, 100, 50], 0), [1, 2, 0])
 
 
-def test_docstring_examples():
-    result = doctest.testmod(perms, optionflags=doctest.NORMALIZE_WHITESPACE)
+@pytest.mark.parametrize("module", [orders_module, sorts_module])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

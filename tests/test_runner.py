@@ -44,7 +44,7 @@ def extra_learner(monkeypatch: pytest.MonkeyPatch) -> Any:
     list(registry.LEARNERS)  # complete discovery first
 
     def add(name: str, cls: type) -> None:
-        monkeypatch.setitem(registry._LEARNERS._table, name, cls)
+        monkeypatch.setitem(registry.LEARNERS._table, name, cls)
 
     return add
 
@@ -361,8 +361,9 @@ def test_stream_of_a_real_letor_file(shared_data: Any) -> None:
 
 
 class NeedsHorizon(Learner):
-    """Remembers the horizon the runner gave it."""
+    """Remembers the horizon the runner gave it (it declares the contract)."""
 
+    horizon_dependent = True
     last: Any = None
 
     def __init__(self, *, horizon: int | None = None, n_runs: int = 1, rng: Any = None) -> None:
@@ -383,3 +384,15 @@ def test_learners_that_take_a_horizon_get_the_runs_horizon(extra_learner: Any) -
     assert NeedsHorizon.last == 4
     run_set(spec(learner="test-horizon", learner_params={"horizon": 99}))  # explicit wins
     assert NeedsHorizon.last == 99
+
+
+class HorizonByNameOnly(NeedsHorizon):
+    """Has a ``horizon`` parameter but does not declare the contract."""
+
+    horizon_dependent = False
+
+
+def test_the_horizon_goes_only_to_learners_that_declare_it(extra_learner: Any) -> None:
+    extra_learner("test-horizon-undeclared", HorizonByNameOnly)
+    run_set(spec(learner="test-horizon-undeclared"))
+    assert HorizonByNameOnly.last is None

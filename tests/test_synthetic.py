@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oltr.envs.letor import LetorDataset, SyntheticLetor, synthetic_letor
-from oltr.envs.synthetic import GRADE_RATIO
+from oltr.data.dataset import LetorDataset
+from oltr.data.synthetic import GRADE_RATIO, SyntheticLetor, synthetic_letor
 
 #: Error rate of the statistical test in this file.
 ALPHA = 0.001

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from oltr.theory.cells import action_classes, cell_structure, polytope_face
+from oltr.theory.cells import action_classes, cell_structure
+from oltr.theory.faces import polytope_face
 from oltr.theory.matrices import RankingGame, ranking_game
 
 

@@ -15,8 +15,8 @@ from oltr.theory.matrices import (
     enumerate_outcomes,
     game_from_matrices,
     ranking_game,
-    signal_matrices,
 )
+from oltr.theory.signals import signal_matrices
 
 # CT15 Table 1 (SumLoss, m = 3), typed from the paper: rows σ1..σ6, columns r1..r8.
 TABLE1_ROWS = ("123", "132", "213", "231", "312", "321")

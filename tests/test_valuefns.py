@@ -21,10 +21,8 @@ from oltr.envs.valuefns import (
     v3,
     v4,
     v5,
-    web_search_duel,
-    web_search_ndcg,
-    web_search_preference,
 )
+from oltr.envs.websearch import web_search_duel, web_search_ndcg, web_search_preference
 
 #: Error rate of each statistical test (seeds are fixed, so each test is deterministic).
 ALPHA = 1e-3

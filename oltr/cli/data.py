@@ -10,8 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from oltr.envs.letor import load_letor, summarize, write_letor
-from oltr.envs.synthetic import synthetic_letor
+from oltr.data.dataset import summarize
+from oltr.data.letor import load_letor, write_letor
+from oltr.data.synthetic import synthetic_letor
 
 app = typer.Typer(
     help="Inspect LETOR / SVMlight data files and write synthetic ones.", no_args_is_help=True

@@ -18,8 +18,8 @@ def demo(
     online: Annotated[bool, typer.Option(help="Also run the small online reproduction.")] = True,
 ) -> None:
     """Synthetic LETOR-like data, fixed rankers under every measure, then a small online run."""
-    from oltr.envs.letor import summarize
-    from oltr.envs.synthetic import synthetic_letor
+    from oltr.data.dataset import summarize
+    from oltr.data.synthetic import synthetic_letor
     from oltr.experiments.demo import DEMO_REPRODUCTION, score_fixed_rankers
     from oltr.experiments.report import write_report
     from oltr.experiments.reproduce import load_reproduction
@@ -28,7 +28,7 @@ def demo(
 
     data = synthetic_letor(rng=seed)
     s = summarize(data)
-    typer.echo("== 1. Built-in synthetic LETOR-like data (oltr.envs.synthetic)")
+    typer.echo("== 1. Built-in synthetic LETOR-like data (oltr.data.synthetic)")
     typer.echo(
         f"{s['n_queries']} queries, {s['n_docs']} documents, {s['n_features']} features; "
         f"grade histogram {s['grades']}; list length min/median/max "

@@ -118,7 +118,8 @@ def run(
     quiet: QuietOpt = False,
 ) -> None:
     """Run an experiment config; finished run sets in the results folder are skipped."""
-    from oltr.experiments.config import ConfigError, load_config
+    from oltr.experiments.config import load_config
+    from oltr.experiments.schema import ConfigError
 
     try:
         experiment = load_config(config, size=size)
@@ -165,13 +166,13 @@ def reproduce(
     quiet: QuietOpt = False,
 ) -> None:
     """Reproduce a paper figure or table from its packaged config."""
-    from oltr.experiments.config import ConfigError
     from oltr.experiments.reproduce import (
         FUNCTION_REPRODUCTIONS,
         list_reproductions,
         load_reproduction,
         run_function_reproduction,
     )
+    from oltr.experiments.schema import ConfigError
 
     if list_:
         entries = list_reproductions()

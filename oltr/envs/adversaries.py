@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import math
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,10 +37,13 @@ from oltr.envs.base import Environment, hindsight_comparator, resolve_measures
 from oltr.envs.fixed import BLOCK, FixedItemsEnv
 from oltr.feedback import FeedbackModel
 from oltr.registry import register_env
-from oltr.types import Context, FloatArray, check_choice, check_scalar
+from oltr.types import Context, FloatArray
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["FILE_FORMATS", "CT15SimulationEnv", "RelevanceFileEnv", "read_relevance"]
 
+#: Small relevance files shipped for the conformance suite and the examples.
+FIXTURES = Path(__file__).with_name("fixtures")
 #: Formats :func:`read_relevance` reads, by file suffix.
 FILE_FORMATS = {".csv": "csv", ".npy": "npy", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -241,7 +243,7 @@ def _read_npy(path: Path) -> FloatArray:
         raise _fail(path, "contents", f"not a readable .npy array ({exc})") from None
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
         raise _fail(path, "dtype", f"expected a numeric array, got {arr.dtype}")
-    table = arr.astype(np.float64)
+    table: FloatArray = arr.astype(np.float64)
     _check_table(path, table, 0, "row")
     return table
 
@@ -326,12 +328,9 @@ class RelevanceFileEnv(Environment):
 
     Examples
     --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "rel.csv"
-    >>> _ = path.write_text("a,b,c\\n1,0,2\\n0,1,0\\n")
-    >>> env = RelevanceFileEnv(path=str(path))
+    >>> env = RelevanceFileEnv(path=str(FIXTURES / "relevance.csv"))
     >>> env.horizon_limit
-    2
+    40
     """
 
     context_kind: ClassVar[str] = "items"
@@ -355,14 +354,9 @@ class RelevanceFileEnv(Environment):
 
     @classmethod
     def _test_params(cls) -> Iterator[dict[str, Any]]:
-        # A small deterministic file, written to a fresh temporary folder.
-        folder = Path(tempfile.mkdtemp(prefix="oltr-relevance-"))
-        rows = (np.arange(40 * 5).reshape(40, 5) * 7919 % 11 % 3).astype(np.int64)
-        csv_path = folder / "rel.csv"
-        csv_path.write_text("\n".join(",".join(map(str, r)) for r in rows) + "\n")
-        np.save(folder / "rel.npy", rows)
-        yield {"path": str(csv_path)}
-        yield {"path": str(folder / "rel.npy")}
+        # Two small files shipped with the package (40 rounds x 5 items, grades 0-2).
+        yield {"path": str(FIXTURES / "relevance.csv")}
+        yield {"path": str(FIXTURES / "relevance.npy")}
 
     def _load(self) -> FloatArray:
         if self._table is None:

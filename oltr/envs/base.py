@@ -157,7 +157,7 @@ class Environment(Configurable, ABC):
         rel = self._current()
         arr = np.asarray(orders)
         if validate:
-            from oltr.learners.base import check_orders
+            from oltr.validation import check_orders
 
             arr = check_orders(arr, rel.size, n_lists=2 if arr.ndim == 3 else 1)
         out: dict[str, FloatArray] = {}

@@ -34,7 +34,8 @@ from numpy.typing import ArrayLike, NDArray
 from oltr.envs.base import Environment, hindsight_comparator, resolve_measures
 from oltr.feedback import FeedbackModel
 from oltr.registry import register_env
-from oltr.types import Context, FloatArray, check_choice, check_scalar
+from oltr.types import Context, FloatArray
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["BLOCK", "FixedItemsEnv"]
 

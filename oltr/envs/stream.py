@@ -1,6 +1,6 @@
 """A stream of LETOR queries as an environment.
 
-Round ``t`` draws a query from a :class:`~oltr.envs.letor.QueryStream` (uniform
+Round ``t`` draws a query from a :class:`~oltr.data.letor.QueryStream` (uniform
 with replacement, or shuffled passes over the data set) and shows its
 documents' feature matrix ``X_t`` of shape (m_t, d); the list length ``m_t``
 changes from round to round. The documents' grades are the hidden relevance
@@ -9,8 +9,8 @@ list X_t, outputs a ranking, and the relevance vector R_t stays hidden except
 for the top-k").
 
 The data come from a LETOR/SVMlight file (``path``), a
-:class:`~oltr.envs.letor.LetorDataset` passed in (``dataset``), or, by default,
-the synthetic generator :func:`oltr.envs.synthetic.synthetic_letor` seeded by
+:class:`~oltr.data.letor.LetorDataset` passed in (``dataset``), or, by default,
+the synthetic generator :func:`oltr.data.synthetic.synthetic_letor` seeded by
 ``data_seed`` (a fixed data set, part of the environment's definition; the
 query order is what the run's seed varies). Files are read at the first
 :meth:`~oltr.envs.base.Environment.reset`, never in ``__init__``.
@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 from oltr.envs.base import Environment
 from oltr.feedback import FeedbackModel
 from oltr.registry import register_env
-from oltr.types import Context, check_choice, check_scalar
+from oltr.types import Context
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["LetorStreamEnv"]
 
@@ -47,13 +48,13 @@ class LetorStreamEnv(Environment):
     path
         LETOR/SVMlight file (plain or gzip); None for the synthetic data set.
     group_file
-        List sizes for a file without ``qid:`` (see :func:`oltr.envs.letor.load_letor`).
+        List sizes for a file without ``qid:`` (see :func:`oltr.data.letor.load_letor`).
     normalize
         Min–max scale each feature within each query when reading ``path``.
     drop_no_relevant
         Drop the queries of ``path`` whose documents all have grade 0.
     dataset
-        A :class:`~oltr.envs.letor.LetorDataset` to stream (instead of ``path``).
+        A :class:`~oltr.data.letor.LetorDataset` to stream (instead of ``path``).
     order
         ``"uniform"`` (queries drawn with replacement) or ``"epochs"`` (shuffled
         passes over all queries).
@@ -109,7 +110,7 @@ class LetorStreamEnv(Environment):
         if path is not None and dataset is not None:
             raise ValueError("give either path or dataset, not both")
         if dataset is not None:
-            from oltr.envs.letor import LetorDataset
+            from oltr.data.dataset import LetorDataset
 
             if not isinstance(dataset, LetorDataset):
                 raise TypeError(f"dataset must be a LetorDataset, got {type(dataset).__name__}")
@@ -140,12 +141,12 @@ class LetorStreamEnv(Environment):
         yield {"n_queries": 5, "n_features": 2, "order": "epochs", "min_docs": 3, "max_docs": 3}
 
     def data(self) -> Any:
-        """The streamed :class:`~oltr.envs.letor.LetorDataset` (read or generated once)."""
+        """The streamed :class:`~oltr.data.letor.LetorDataset` (read or generated once)."""
         if self._data is None:
             if self.dataset is not None:
                 self._data = self.dataset
             elif self.path is not None:
-                from oltr.envs.letor import load_letor
+                from oltr.data.letor import load_letor
 
                 self._data = load_letor(
                     self.path,
@@ -155,7 +156,7 @@ class LetorStreamEnv(Environment):
                     drop_no_relevant=self.drop_no_relevant,
                 )
             else:
-                from oltr.envs.synthetic import synthetic_letor
+                from oltr.data.synthetic import synthetic_letor
 
                 self._data = synthetic_letor(
                     n_queries=self.n_queries,
@@ -168,7 +169,7 @@ class LetorStreamEnv(Environment):
         return self._data
 
     def _reset(self, rng: np.random.Generator) -> None:
-        from oltr.envs.letor import QueryStream
+        from oltr.data.stream import QueryStream
 
         data = self.data()
         self._stream = QueryStream(data, order=self.order, rng=rng)  # type: ignore[arg-type]

@@ -80,24 +80,25 @@ import copy
 import difflib
 import itertools
 import json
-import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-from oltr import registry
+import oltr.registry as registry
+from oltr.experiments import build
+from oltr.experiments.datapaths import _resolve_data_paths
 from oltr.experiments.regret import log_checkpoints
 from oltr.experiments.runner import RunSetSpec, check_heldout
+from oltr.experiments.schema import ConfigError, ConfigModel, _describe
 from oltr.experiments.storage import run_set_id
 from oltr.metrics import get_measure
 
 __all__ = [
-    "ConfigError",
     "Experiment",
     "PlannedRunSet",
     "checkpoint_schedule",
@@ -107,86 +108,7 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
-    """An experiment config that cannot be run; ``problems`` lists every reason."""
-
-    def __init__(self, source: str, problems: Iterable[str]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        super().__init__(f"invalid experiment config {source}:\n  " + "\n  ".join(self.problems))
-
-
 # ----------------------------------------------------------------------------- structure
-
-
-class _Strict(BaseModel):
-    # strict: TOML has real types, so "100" for an int is a mistake, not something to coerce.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class Schedule(_Strict):
-    """When to record the trace: every ``every`` rounds, or at ``log`` log-spaced rounds."""
-
-    every: int | None = Field(default=None, ge=1)
-    log: int | None = Field(default=None, ge=1)
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> Schedule:
-        if (self.every is None) == (self.log is None):
-            raise ValueError(
-                "give exactly one of 'every' (rounds) or 'log' (number of checkpoints)"
-            )
-        return self
-
-
-class ExperimentSection(_Strict):
-    """The ``[experiment]`` table."""
-
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    description: str = ""
-    seed: int | None = Field(default=None, ge=0)
-    horizon: int = Field(ge=1)
-    reps: int = Field(ge=1)
-    measures: list[str] = Field(min_length=1)
-    schedule: Schedule = Schedule(log=100)
-    output: str | None = None
-    batch_size: int | None = Field(default=None, ge=1)
-
-
-class ComponentSection(_Strict):
-    """An ``[env]`` or ``[feedback]`` table: a registry name and its constructor parameters."""
-
-    name: str = Field(min_length=1)
-    params: dict[str, Any] = Field(default_factory=dict)
-
-
-class LearnerSection(ComponentSection):
-    """One ``[[learners]]`` entry; list-valued parameters expand to a grid."""
-
-    label: str | None = Field(default=None, min_length=1)
-
-
-class HeldoutSection(_Strict):
-    """The optional ``[heldout]`` table: a test file (``load_letor`` options) and NDCG@k."""
-
-    path: str = Field(min_length=1)
-    group_file: str | None = Field(default=None, min_length=1)
-    n_features: int | None = Field(default=None, ge=1)
-    normalize: bool = False
-    drop_no_relevant: bool = False
-    k: int = Field(default=10, ge=1)
-    no_relevant: float = 1.0
-
-
-class ConfigModel(_Strict):
-    """The whole document."""
-
-    experiment: ExperimentSection
-    env: ComponentSection
-    feedback: ComponentSection
-    learners: list[LearnerSection] = Field(min_length=1)
-    heldout: HeldoutSection | None = None
-    sizes: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- results of loading
@@ -404,97 +326,10 @@ def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, 
     return out
 
 
-def _loc(parts: Iterable[Any]) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "<document>"
-
-
-_FIELDS: dict[str, type[BaseModel]] = {
-    "": ConfigModel,
-    "experiment": ExperimentSection,
-    "experiment.schedule": Schedule,
-    "env": ComponentSection,
-    "feedback": ComponentSection,
-    "learners": LearnerSection,
-    "heldout": HeldoutSection,
-}
-
-
-def _describe(err: Any) -> str:
-    loc = tuple(err["loc"])
-    where = _loc(loc)
-    kind = err["type"]
-    if kind == "missing":
-        return f"{where}: missing required key"
-    if kind == "extra_forbidden":
-        parent = ".".join(str(p) for p in loc[:-1] if not isinstance(p, int))
-        model = _FIELDS.get(parent)
-        hint = ""
-        if model is not None:
-            valid = sorted(model.model_fields)
-            close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(valid)})"
-        return f"{where}: unknown key{hint}"
-    message = str(err["msg"]).removeprefix("Value error, ")
-    if "input" in err and kind != "value_error":
-        return f"{where}: {message}, got {err['input']!r}"
-    return f"{where}: {message}"
-
-
 def _fresh_entropy() -> int:
     entropy = np.random.SeedSequence().entropy
     assert isinstance(entropy, int)  # drawn by SeedSequence itself, never a sequence
     return entropy
-
-
-def _is_data_key(key: str) -> bool:
-    return key == "path" or key.endswith(("_path", "_file"))
-
-
-#: A data path starting with this prefix is relative to :func:`data_root`.
-DATA_PREFIX = "{data}/"
-
-
-def data_root() -> Path:
-    """Folder that ``{data}/...`` paths in configs refer to.
-
-    ``$OLTR_DATA_DIR`` when set; otherwise ``../shared/data`` relative to the current
-    directory, where the real LETOR sets sit beside a checkout of this project. The
-    packaged real-data reproductions use it, so they work from an installed package too.
-    """
-    return Path(os.environ.get("OLTR_DATA_DIR") or Path("..", "shared", "data"))
-
-
-def _resolve_one(value: str, base: Path) -> tuple[Path, str]:
-    """An absolute path for a config's data path, and how a relative one was resolved."""
-    if value.startswith(DATA_PREFIX):
-        return (
-            (data_root() / value[len(DATA_PREFIX) :]).resolve(),
-            "{data}/ is $OLTR_DATA_DIR, or ../shared/data from the current directory",
-        )
-    return (
-        (base / Path(value).expanduser()).resolve(),
-        "relative paths are resolved against the config file's folder",
-    )
-
-
-def _resolve_data_paths(
-    params: Mapping[str, Any], base: Path, problems: list[str], where: str = "env.params"
-) -> dict[str, Any]:
-    out = copy.deepcopy(dict(params))
-    for key, value in params.items():
-        if not _is_data_key(key) or value is None:
-            continue
-        if not isinstance(value, str):
-            problems.append(f"{where}.{key}: a data file path must be a string, got {value!r}")
-            continue
-        resolved, rule = _resolve_one(value, base)
-        if not resolved.exists():
-            problems.append(f"{where}.{key}: data file not found: {resolved} ({rule})")
-        out[key] = str(resolved)
-    return out
 
 
 def _check(where: str, problems: list[str], fn: Any, *args: Any, **kwargs: Any) -> bool:
@@ -515,12 +350,12 @@ def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> di
     env_params = _resolve_data_paths(model.env.params, base, problems)
     files_ok = len(problems) == n_before  # else the env check would only repeat the path
     if _known("env", model.env.name, registry.ENVIRONMENTS, problems) and files_ok:
-        _check("env.params", problems, registry.check_env, model.env.name, env_params)
+        _check("env.params", problems, build.check_env, model.env.name, env_params)
     if _known("feedback", model.feedback.name, registry.FEEDBACK_MODELS, problems):
         _check(
             "feedback.params",
             problems,
-            registry.check_feedback,
+            build.check_feedback,
             model.feedback.name,
             model.feedback.params,
         )
@@ -608,7 +443,7 @@ def _learner_settings(
                     shown,
                     setting,
                     problems,
-                    registry.check_learner,
+                    build.check_learner,
                     entry.name,
                     setting,
                 )
@@ -618,7 +453,7 @@ def _learner_settings(
                     _check(
                         f"learners[{i}]",
                         problems,
-                        registry.check_compatible,
+                        build.check_compatible,
                         entry.name,
                         model.feedback.name,
                         learner_params=setting,

@@ -11,12 +11,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oltr.envs.synthetic import SyntheticLetor
+from oltr.data.synthetic import SyntheticLetor
 from oltr.metrics import get_measure
 from oltr.permutations import order_from_scores
 from oltr.random import RNGLike, as_rng
 
-__all__ = ["DEMO_MEASURES", "DEMO_REPRODUCTION", "fixed_ranker_scores", "score_fixed_rankers"]
+__all__ = [
+    "DEMO_MEASURES",
+    "DEMO_REPRODUCTION",
+    "Scorer",
+    "fixed_ranker_scores",
+    "score_fixed_rankers",
+]
 
 #: Every measure of :mod:`oltr.metrics`, with the cut-offs LTR papers report.
 DEMO_MEASURES = ("ndcg@10", "dcg@10", "precision@5", "ap", "err@10", "auc", "sumloss", "pairwise")

@@ -32,6 +32,7 @@ from oltr.experiments.runner import RunSetSpec, run_set
 
 __all__ = [
     "CT15_SETTINGS",
+    "THEORY",
     "Setting",
     "final_regrets",
     "horizon_exponents",

@@ -49,6 +49,7 @@ from oltr.experiments import storage
 from oltr.experiments.regret import regret_exponent
 
 __all__ = [
+    "HELDOUT_PREFIX",
     "Quantity",
     "Report",
     "final_table",
@@ -122,7 +123,7 @@ def quantity_for(df: pd.DataFrame, measure: str) -> Quantity:
         base, _, suffix = measure.rpartition(":")
         names = {"cum": "cumulative", "regret": "cumulative regret", "avg": "average"}
         label = f"{names.get(suffix, '')} {base or measure}".strip() if base else measure
-        is_regret = suffix == "regret" and df[measure].notna().all()
+        is_regret = bool(suffix == "regret" and df[measure].notna().all())
         return Quantity(base or measure, measure, False, is_regret, label)
     available = measures_in(df)
     raise ValueError(

@@ -58,12 +58,12 @@ class Reproduction:
 #: ("module:function", one-line description).
 FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
     "yj09-table1": (
-        "oltr.envs.dueling:reproduce_table1",
+        "oltr.experiments.yj09:reproduce_table1",
         "Yue & Joachims 2009 Table 1: DBGD average regret on P1-P5 x delta_L "
         "(synthetic duels; full: T = 10^6, 10 runs)",
     ),
     "yj09-fig2": (
-        "oltr.envs.dueling:reproduce_figure2",
+        "oltr.experiments.yj09:reproduce_figure2",
         "Yue & Joachims 2009 Figure 2: DBGD vs BGD1 vs BGD2 average regret on P1 and P5",
     ),
 }
@@ -151,6 +151,8 @@ def load_reproduction(name: str, *, size: str = "small") -> Experiment:
             f"unknown reproduction {name!r}; available: {', '.join(sorted(known)) or 'none'}"
             " (oltr reproduce --list)"
         )
-    with as_file(known[name].resource) as path:
+    resource = known[name].resource
+    assert resource is not None  # config reproductions carry their file
+    with as_file(resource) as path:
         experiment = load_config(Path(path), size=size)
     return dataclasses.replace(experiment, output=Path("results") / f"{name}-{size}")

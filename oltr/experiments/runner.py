@@ -32,7 +32,7 @@ Held-out evaluation (``spec.heldout``): besides the quality of the lists
 ranker on test queries it never sees (Chaudhuri & Tewari 2016 §6; Yue &
 Joachims 2009 §5.2, Table 3). The runner loads the test file once, before
 round 1, and at every checkpoint scores the learner's read-only weights
-``learner.weights_`` (B, d) on it with :class:`oltr.envs.heldout.HeldoutSet`,
+``learner.weights_`` (B, d) on it with :class:`oltr.experiments.heldout.HeldoutSet`,
 recording column ``heldout:ndcg@k``. The learner never receives the test data
 (it gets nothing new at all: the runner reads its weights), and the evaluation
 draws no random numbers, so the rest of the trace is the same with or without
@@ -49,13 +49,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from oltr.data.letor import load_letor
 from oltr.envs.base import resolve_measures
-from oltr.envs.heldout import HeldoutSet
-from oltr.envs.letor import load_letor
-from oltr.learners.base import check_orders
+from oltr.experiments.build import check_compatible, make_env, make_feedback, make_learner
+from oltr.experiments.heldout import HeldoutSet
 from oltr.random import child_rng
-from oltr.registry import check_compatible, make_env, make_feedback, make_learner
-from oltr.types import RunGenerators, check_scalar
+from oltr.types import RunGenerators
+from oltr.validation import check_orders, check_scalar
 
 __all__ = [
     "HELDOUT_DEFAULTS",
@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 #: Keys of a held-out table and their defaults: the keyword arguments of
-#: :func:`oltr.envs.letor.load_letor` (``path`` is required), the NDCG cutoff
+#: :func:`oltr.data.letor.load_letor` (``path`` is required), the NDCG cutoff
 #: ``k`` and the value ``no_relevant`` of a query without a relevant document.
 HELDOUT_DEFAULTS: dict[str, Any] = {
     "path": None,
@@ -160,7 +160,7 @@ class RunSetSpec:
         Rounds to record (1-based, strictly increasing, last = horizon).
     heldout
         Optional held-out evaluation (:data:`HELDOUT_DEFAULTS`): a test file
-        ``path`` read with :func:`oltr.envs.letor.load_letor` (``group_file``,
+        ``path`` read with :func:`oltr.data.letor.load_letor` (``group_file``,
         ``n_features``, ``normalize``, ``drop_no_relevant`` as there), the cutoff
         ``k`` (default 10) and ``no_relevant`` (default 1.0). Stored with every
         default filled in. None (the default): no held-out column.

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = [
+    "FORMAT_VERSION",
     "MANIFEST",
     "clean_stale",
     "finished_run_sets",
@@ -206,7 +207,10 @@ def load_results(results_dir: str | Path, *, include_all: bool = False) -> pd.Da
         trace.insert(0, "run_set", rid)
         frames.append(trace)
     df = pd.concat(frames, ignore_index=True)
-    return df.sort_values(["learner", "rep", "t"], kind="stable", ignore_index=True)
+    ordered: pd.DataFrame = df.sort_values(
+        ["learner", "rep", "t"], kind="stable", ignore_index=True
+    )
+    return ordered
 
 
 # ----------------------------------------------------------------------------- internals

@@ -1,1 +1,105 @@
-"""Online ranking learners, one module per family."""
+"""Online ranking learners, one module per family; importing this package registers them all.
+
+:class:`Learner` is the protocol; :class:`LinearRanker` the base of linear
+scorers (RTop-kF, online ListNet); :mod:`~oltr.learners.dbgd` and
+:mod:`~oltr.learners.bgd` learn in parameter space from duels.
+"""
+
+from oltr.learners.base import Learner
+from oltr.learners.baselines import FixedRanker, NoOpLearner, RandomRanker
+from oltr.learners.bgd import BGD_VARIANTS, BanditGradientDescent
+from oltr.learners.dbgd import (
+    DBGD,
+    SPACES,
+    DirectionStream,
+    DuelingBanditGradientDescent,
+    explore,
+    gradient_step,
+    initial_weights,
+    project,
+    theorem2_schedule,
+)
+from oltr.learners.expweights import MAX_ITEMS, ExponentialWeights, hedge_rate, loss_range
+from oltr.learners.ftpl import (
+    FTPL,
+    FollowThePerturbedLeader,
+    ftpl_epsilon,
+    gain_transform,
+    kv_constants,
+    parse_measure,
+)
+from oltr.learners.linear import LinearRanker, batch_scores, batch_step, own_order, project_rows
+from oltr.learners.listnet import OnlineListNet
+from oltr.learners.onlinerank import (
+    FPL,
+    SIGNALS,
+    FollowPerturbedLeader,
+    OnlineRank,
+    default_max_loss,
+    fpl_rate,
+    onlinerank_bound,
+    onlinerank_rate,
+    signal_values,
+)
+from oltr.learners.ranksvm import fit_ranksvm, pairwise_differences
+from oltr.learners.rtop1f import (
+    EXPLORE_MODES,
+    RTop1F,
+    draw_exploration,
+    exploration_estimate,
+    rtop1f_schedule,
+)
+from oltr.learners.rtopk import RTOPK_SURROGATES, RTopKF, trusted_estimate
+
+__all__ = [
+    "BGD_VARIANTS",
+    "DBGD",
+    "EXPLORE_MODES",
+    "FPL",
+    "FTPL",
+    "MAX_ITEMS",
+    "RTOPK_SURROGATES",
+    "SIGNALS",
+    "SPACES",
+    "BanditGradientDescent",
+    "DirectionStream",
+    "DuelingBanditGradientDescent",
+    "ExponentialWeights",
+    "FixedRanker",
+    "FollowPerturbedLeader",
+    "FollowThePerturbedLeader",
+    "Learner",
+    "LinearRanker",
+    "NoOpLearner",
+    "OnlineListNet",
+    "OnlineRank",
+    "RTop1F",
+    "RTopKF",
+    "RandomRanker",
+    "batch_scores",
+    "batch_step",
+    "default_max_loss",
+    "draw_exploration",
+    "exploration_estimate",
+    "explore",
+    "fit_ranksvm",
+    "fpl_rate",
+    "ftpl_epsilon",
+    "gain_transform",
+    "gradient_step",
+    "hedge_rate",
+    "initial_weights",
+    "kv_constants",
+    "loss_range",
+    "onlinerank_bound",
+    "onlinerank_rate",
+    "own_order",
+    "pairwise_differences",
+    "parse_measure",
+    "project",
+    "project_rows",
+    "rtop1f_schedule",
+    "signal_values",
+    "theorem2_schedule",
+    "trusted_estimate",
+]

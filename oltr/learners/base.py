@@ -17,9 +17,11 @@ Writing one takes four things (see the README for a complete 20-line example):
    run ``b`` behaves the same in any batch);
 4. ``_test_params()``: a few small settings for the conformance suite.
 
-A learner whose schedule depends on the horizon T takes a keyword
-``horizon: int | None = None``; the runner fills it with the run's horizon
-unless the configuration sets it.
+A learner whose schedule depends on the horizon T declares
+``horizon_dependent = True`` and takes a keyword ``horizon: int | None = None``;
+the runner (:func:`oltr.experiments.build.make_learner`) then passes the run's
+horizon unless the configuration sets it. The conformance suite checks that the
+declaration and the constructor agree.
 
 ``get_params``, ``clone``, ``repr`` and pickling come for free (river ``Base``,
 scikit-learn's constructor rule).
@@ -29,27 +31,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.feedback import Feedback, FeedbackRequirement, check_orders_shape
-from oltr.types import (
-    Configurable,
-    Context,
-    Orders,
-    RunGenerators,
-    RunRNGLike,
-    _check_n_runs,
-    check_choice,
-    check_scalar,
-)
+from oltr.feedback import Feedback, FeedbackRequirement
+from oltr.types import Configurable, Context, Orders, RunGenerators, RunRNGLike
+from oltr.validation import check_n_runs
 
-__all__ = ["Learner", "check_choice", "check_orders", "check_scalar"]
+__all__ = ["FeedbackT", "Learner", "ParameterDueler"]
+
+#: The feedback kind a learner consumes (its ``update`` is typed with it).
+FeedbackT = TypeVar("FeedbackT", bound=Feedback)
 
 
-class Learner(Configurable, ABC):
+class Learner(Configurable, ABC, Generic[FeedbackT]):
     """Base class of online rankers: ``B`` runs, per-run generators, keyword-only params.
 
     Parameters
@@ -77,9 +74,10 @@ class Learner(Configurable, ABC):
     _reserved: tuple[str, ...] = ("n_runs", "rng")
     requires: FeedbackRequirement = FeedbackRequirement("none")
     context_kind: ClassVar[str] = "any"
+    horizon_dependent: ClassVar[bool] = False
 
     def __init__(self, *, n_runs: int = 1, rng: RunRNGLike = None) -> None:
-        self.n_runs = _check_n_runs(n_runs)
+        self.n_runs = check_n_runs(n_runs)
         self._rng_arg = rng
         self.rngs = RunGenerators.from_rng(rng, self.n_runs)
         self.run_index: NDArray[np.intp] = np.arange(self.n_runs, dtype=np.intp)
@@ -89,12 +87,12 @@ class Learner(Configurable, ABC):
         """Orders of shape (B, m) — (B, 2, m) when ``requires.kind == "duel"``."""
 
     @abstractmethod
-    def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
+    def update(self, context: Context, orders: Orders, feedback: FeedbackT) -> None:
         """Learn from ``feedback`` (exactly ``self.requires``) on the shown ``orders``."""
 
     def clone(
         self, *, n_runs: int | None = None, rng: RunRNGLike = None, same_rng: bool = True
-    ) -> Learner:
+    ) -> Learner[FeedbackT]:
         """A fresh, untrained learner with the same hyperparameters.
 
         With ``same_rng`` (the default) and no ``rng``, the clone reuses the
@@ -112,32 +110,30 @@ class Learner(Configurable, ABC):
         yield {}
 
 
-# ---------------------------------------------------------------------------
-# validation
+@runtime_checkable
+class ParameterDueler(Protocol):
+    """A learner in parameter space that improves from duels (Yue & Joachims 2009 §3).
 
+    Each round it proposes two points of W per run, its current ``w_t`` and a
+    candidate ``w'_t`` (:meth:`propose`, shape (B, 2, d)); a duel environment
+    (:class:`oltr.envs.duels.ValueFunctionDuel`) compares them and the learner
+    sees only what ``parameter_feedback`` names (:meth:`learn`):
 
-def check_orders(
-    orders: ArrayLike, n_items: int, n_runs: int | None = None, n_lists: int = 1
-) -> Orders:
-    """Validate batched orders: shape, integer dtype, a permutation of ``0..m-1`` per row.
+    * ``"duel"``: the outcome per run, +1 when ``w'_t`` won, −1 otherwise (DBGD);
+    * ``"preference"``: the probability P(w_t ≻ w'_t) itself (the BGD baselines
+      of §5.1, which assume strictly more information).
 
-    Returns the orders as an intp array. Costs O(B m log m).
-
-    >>> check_orders([[1, 0, 2]], 3)
-    array([[1, 0, 2]])
-    >>> check_orders([[1, 1, 2]], 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: orders must be permutations of 0..2 along the last axis; run 0 is [1, 1, 2]
+    Register one with :func:`oltr.registry.register_dueler`; the conformance
+    suite then checks it (shapes, seeding, batch independence, learning).
     """
-    arr = check_orders_shape(orders, n_items, n_lists)
-    if n_runs is not None and arr.shape[0] != n_runs:
-        raise ValueError(f"orders must have {n_runs} rows (one per run), got {arr.shape[0]}")
-    bad = (np.sort(arr, axis=-1) != np.arange(n_items)).any(axis=-1)
-    if bad.any():
-        b = int(np.argwhere(bad)[0][0])
-        raise ValueError(
-            f"orders must be permutations of 0..{n_items - 1} along the last axis; "
-            f"run {b} is {arr[b].tolist()}"
-        )
-    return arr
+
+    parameter_feedback: ClassVar[str]
+    n_runs: int
+
+    def propose(self) -> NDArray[np.float64]:
+        """The pair (w_t, w'_t) of every run, shape (B, 2, d)."""
+        ...
+
+    def learn(self, outcome: ArrayLike) -> None:
+        """Update from this round's duel: outcomes or preferences, shape (B,)."""
+        ...

@@ -17,13 +17,14 @@ from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.permutations import order_from_scores
 from oltr.registry import register_learner
-from oltr.types import Context, Orders, RunRNGLike, check_scalar
+from oltr.types import Context, Orders, RunRNGLike
+from oltr.validation import check_scalar
 
 __all__ = ["FixedRanker", "NoOpLearner", "RandomRanker"]
 
 
 @register_learner("random")
-class RandomRanker(Learner):
+class RandomRanker(Learner[Feedback]):
     """Shows a uniformly random order every round, ignoring all feedback.
 
     Its expected value is the average of the measure over all ``m!`` orders
@@ -56,7 +57,7 @@ class RandomRanker(Learner):
 
 
 @register_learner("fixed")
-class FixedRanker(Learner):
+class FixedRanker(Learner[Feedback]):
     """Shows the same order every round: by item index, or by one feature column.
 
     Parameters
@@ -111,7 +112,7 @@ class FixedRanker(Learner):
 
 
 @register_learner("noop")
-class NoOpLearner(Learner):
+class NoOpLearner(Learner[Feedback]):
     """Does nothing, as fast as possible: for measuring the runner's overhead.
 
     Returns one cached identity order per list length (read-only) and ignores

@@ -16,8 +16,8 @@ so all three methods share step sizes and the expected step: DBGD's
 E[X_t u] = −E[c_t u] (Lemma 1) equals BGD1's, and BGD2's differs by
 (1/2)E[u] = 0. BGD assumes strictly more information than DBGD (§5.1): it needs
 P(w_t ≻ w'_t) itself, which no duel reveals, so it is not an engine learner; it
-runs against :class:`oltr.envs.dueling.ValueFunctionDuel` through
-:func:`oltr.envs.dueling.run_parameter_duels`.
+runs against :class:`oltr.experiments.duels.ValueFunctionDuel` through
+:func:`oltr.experiments.duels.run_parameter_duels`.
 
 References
 ----------
@@ -42,14 +42,9 @@ from oltr.learners.dbgd import (
     initial_weights,
     theorem2_schedule,
 )
-from oltr.types import (
-    Configurable,
-    FloatArray,
-    RunGenerators,
-    RunRNGLike,
-    check_choice,
-    check_scalar,
-)
+from oltr.registry import register_dueler
+from oltr.types import Configurable, FloatArray, RunGenerators, RunRNGLike
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["BGD_VARIANTS", "BanditGradientDescent"]
 
@@ -57,6 +52,7 @@ __all__ = ["BGD_VARIANTS", "BanditGradientDescent"]
 BGD_VARIANTS = ("bgd1", "bgd2")
 
 
+@register_dueler("bgd")
 class BanditGradientDescent(Configurable):
     """BGD1 / BGD2: gradient descent on P(w_t ≻ w) or ε_t(w) from one evaluation per round.
 
@@ -82,7 +78,7 @@ class BanditGradientDescent(Configurable):
 
     Examples
     --------
-    >>> from oltr.envs.dueling import ValueFunctionDuel, run_parameter_duels
+    >>> from oltr.experiments.duels import ValueFunctionDuel, run_parameter_duels
     >>> env = ValueFunctionDuel("P1", dim=5)
     >>> bgd = BanditGradientDescent(variant="bgd2", dim=5, horizon=3000, n_runs=2, rng=0)
     >>> reg = run_parameter_duels(env, bgd, horizon=3000, checkpoints=[100, 3000],
@@ -92,8 +88,11 @@ class BanditGradientDescent(Configurable):
     """
 
     _reserved = ("n_runs", "rng")
-    #: What it observes each round (see oltr.envs.dueling.run_parameter_duels).
+    #: What it observes each round (see oltr.experiments.duels.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "preference"
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ How duels fit the protocol
 DBGD is a learner over *parameter vectors*: its two verbs are
 :meth:`DuelingBanditGradientDescent.propose` (the pair ``(w_t, w'_t)``, shape
 (B, 2, d)) and :meth:`DuelingBanditGradientDescent.learn` (the duel outcome,
-+1 when ``w'_t`` won, the sign convention of :mod:`oltr.envs.interleaving`).
++1 when ``w'_t`` won, the sign convention of :mod:`oltr.clicks.interleaving`).
 Whatever decides the duel sees the pair through a *presentation*:
 
 * on a query stream (§5.2) the presentation is the two rankings the linear
@@ -30,13 +30,13 @@ Whatever decides the duel sees the pair through a *presentation*:
   This is the engine's ordinary protocol, orders of shape (B, 2, m);
 * in the synthetic setting of §5.1 there are no rankings — the value function
   is defined on W itself — so the presentation is the pair of points, and the
-  duel environment of :mod:`oltr.envs.dueling` calls ``propose`` and ``learn``
-  directly (:func:`oltr.envs.dueling.run_parameter_duels`).
+  duel environment of :mod:`oltr.experiments.duels` calls ``propose`` and ``learn``
+  directly (:func:`oltr.experiments.duels.run_parameter_duels`).
 
 In both, the learner receives only the outcome. The update arithmetic lives in
 two pure array functions, :func:`explore` and :func:`gradient_step`, shared by
 this class, by the BGD baselines (:mod:`oltr.learners.bgd`) and by the fast
-batched simulation :func:`oltr.envs.dueling.simulate_synthetic`.
+batched simulation :func:`oltr.experiments.duels.simulate_synthetic`.
 
 References
 ----------
@@ -54,10 +54,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oltr.feedback import DuelFeedback, Feedback, FeedbackRequirement
-from oltr.learners.base import Learner, check_choice, check_scalar
-from oltr.registry import register_learner
+from oltr.feedback import DuelFeedback, FeedbackRequirement
+from oltr.learners.base import Learner
+from oltr.registry import register_dueler, register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
+from oltr.validation import check_choice, check_scalar
 
 __all__ = [
     "DBGD",
@@ -97,7 +98,8 @@ def project(w: ArrayLike, space: str = "ball", radius: float = 1.0) -> FloatArra
         scale = radius / np.maximum(norm, radius)
     else:
         scale = np.divide(radius, norm, out=np.ones_like(norm), where=norm > 0)
-    return w * scale
+    projected: FloatArray = w * scale
+    return projected
 
 
 def explore(
@@ -216,7 +218,8 @@ class DirectionStream:
 
 
 @register_learner("dbgd")
-class DuelingBanditGradientDescent(Learner):
+@register_dueler("dbgd")
+class DuelingBanditGradientDescent(Learner[DuelFeedback]):
     """Dueling Bandit Gradient Descent: learn a linear ranker from duel outcomes only.
 
     Each update decision: draw u uniform on the unit sphere, duel w_t against
@@ -251,7 +254,7 @@ class DuelingBanditGradientDescent(Learner):
         Rounds T (filled in by the runner); needed only by the schedules.
     dim
         Dimension d of W when there are no features to read it from (the
-        synthetic duels of :mod:`oltr.envs.dueling`); None: the number of
+        synthetic duels of :mod:`oltr.experiments.duels`); None: the number of
         feature columns of the first context.
     n_runs, rng
         See :class:`~oltr.learners.base.Learner`.
@@ -283,8 +286,11 @@ class DuelingBanditGradientDescent(Learner):
 
     requires = FeedbackRequirement("duel")
     context_kind = "features"
-    #: What it observes in parameter-space duels (oltr.envs.dueling.run_parameter_duels).
+    #: What it observes in parameter-space duels (oltr.experiments.duels.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "duel"
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -444,10 +450,8 @@ class DuelingBanditGradientDescent(Learner):
         # Stable sort on −score: ties go to the lower document index (oltr.permutations rule).
         return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
 
-    def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
+    def update(self, context: Context, orders: Orders, feedback: DuelFeedback) -> None:
         """Pass the duel outcome (+1: list 1, i.e. w'_t, won) to :meth:`learn`."""
-        if not isinstance(feedback, DuelFeedback):
-            raise TypeError(f"DBGD needs DuelFeedback, got {type(feedback).__name__}")
         self.learn(np.asarray(feedback.outcome, dtype=np.float64))
 
 

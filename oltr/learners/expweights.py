@@ -25,13 +25,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oltr.envs.choice import POSITION_WEIGHTS, position_weights
 from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.learners.onlinerank import SIGNALS, _signal, signal_values
+from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
 from oltr.permutations import all_orders, ranks_from_order
 from oltr.registry import register_learner
-from oltr.types import Context, FloatArray, Orders, RunRNGLike, check_choice, check_scalar
+from oltr.types import Context, FloatArray, Orders, RunRNGLike
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["MAX_ITEMS", "ExponentialWeights", "hedge_rate", "loss_range"]
 
@@ -68,7 +69,7 @@ def hedge_rate(n_items: int, horizon: int, spread: float) -> tuple[float, float]
 
 
 @register_learner("expweights")
-class ExponentialWeights(Learner):
+class ExponentialWeights(Learner[Feedback]):
     """Exact exponential weights (Hedge) over all ``m!`` rankings, for ``m <= 8``.
 
     Draws ``π_t`` with probability ``∝ exp(−β L_{t−1}(π))``, ``L`` the
@@ -109,6 +110,9 @@ class ExponentialWeights(Learner):
     """
 
     context_kind: ClassVar[str] = "items"
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -206,7 +210,8 @@ class ExponentialWeights(Learner):
         cdf = np.cumsum(self.probabilities_, axis=1)
         u = self.rngs.random() * cdf[:, -1]
         idx = np.minimum((cdf < u[:, None]).sum(axis=1), cdf.shape[1] - 1)
-        return self._orders[idx].copy()
+        orders: Orders = self._orders[idx].copy()
+        return orders
 
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
         """``L_t(π) = L_{t−1}(π) + Σ_u z(π(u)) s_t(u)`` for every ranking ``π``."""

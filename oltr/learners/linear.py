@@ -25,8 +25,9 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.learners.base import Learner
-from oltr.types import Context, FloatArray, RunRNGLike, check_scalar
+from oltr.learners.base import FeedbackT, Learner
+from oltr.types import Context, FloatArray, RunRNGLike
+from oltr.validation import check_scalar
 
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
 
@@ -128,7 +129,7 @@ def own_order(scores: FloatArray) -> NDArray[np.intp]:
     return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
 
 
-class LinearRanker(Learner):
+class LinearRanker(Learner[FeedbackT]):
     """Base of linear scorers ``s = X w`` batched over runs (weights (B, d), w₁ = 0).
 
     The feature dimension ``d`` is read from the first context; every later

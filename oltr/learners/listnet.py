@@ -14,20 +14,21 @@ so ``W ← Π_U(W − η (P(S) − P(R)) X)`` for all runs at once (one matmul).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
-from oltr.feedback import Feedback, FeedbackRequirement, FullFeedback
+from oltr.feedback import FeedbackRequirement, FullFeedback
 from oltr.learners.linear import LinearRanker
 from oltr.learners.rtopk import _require, _schedule
 from oltr.registry import register_learner
 from oltr.surrogates import ListNet
-from oltr.types import Context, Orders, RunRNGLike, check_scalar
+from oltr.types import Context, Orders, RunRNGLike
+from oltr.validation import check_scalar
 
 __all__ = ["OnlineListNet"]
 
 
 @register_learner("listnet")
-class OnlineListNet(LinearRanker):
+class OnlineListNet(LinearRanker[FullFeedback]):
     """Online ListNet with full feedback: OGD on the cross-entropy of a linear scorer.
 
     Shows its own order (descending ``X w``, ties by lower index first; no
@@ -68,6 +69,9 @@ class OnlineListNet(LinearRanker):
 
     requires = FeedbackRequirement("full")
 
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
+
     def __init__(
         self,
         *,
@@ -103,10 +107,8 @@ class OnlineListNet(LinearRanker):
         _ = self.eta_  # without T and a default step, fail before round 1
         return self._scores(context)[1]
 
-    def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
+    def update(self, context: Context, orders: Orders, feedback: FullFeedback) -> None:
         """Step along the exact ListNet gradient ``(P(S) − P(R)) X``."""
-        if not isinstance(feedback, FullFeedback):
-            raise TypeError(f"OnlineListNet needs FullFeedback, got {type(feedback).__name__}")
         scores, _ = self._cached_scores(context)
         grad = self._surrogate.descent_grad(scores, feedback.relevance)
         self._step(context, grad, self.eta_, self.radius)

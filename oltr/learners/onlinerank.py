@@ -42,15 +42,17 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.envs.choice import POSITION_WEIGHTS, position_weights
 from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFeedback
 from oltr.learners.base import Learner
+from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
 from oltr.permutations import noisy_quicksort
 from oltr.registry import register_learner
-from oltr.types import Context, FloatArray, Orders, RunRNGLike, check_choice, check_scalar
+from oltr.types import Context, FloatArray, Orders, RunRNGLike
+from oltr.validation import check_choice, check_scalar
 
 __all__ = [
     "FPL",
+    "SIGNALS",
     "FollowPerturbedLeader",
     "OnlineRank",
     "default_max_loss",
@@ -128,7 +130,7 @@ def _signal(feedback: Feedback) -> NDArray[Any]:
     raise TypeError(f"expected choice or full feedback, got {type(feedback).__name__}")
 
 
-class _Histogram(Learner):
+class _Histogram(Learner[Feedback]):
     """Shared state: the per-run histogram ``W`` of revealed signals, sized at the first round."""
 
     context_kind: ClassVar[str] = "items"
@@ -225,6 +227,9 @@ class OnlineRank(_Histogram):
     >>> lrn.weights_.tolist()
     [[0.5, 0.0, 0.0], [0.5, 0.0, 0.0]]
     """
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -340,6 +345,9 @@ class FollowPerturbedLeader(_Histogram):
     >>> sorted(lrn.rank(Context(t=1, n_items=4))[0].tolist())
     [0, 1, 2, 3]
     """
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.random import RNGLike, as_rng
-from oltr.types import check_choice, check_scalar
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["fit_ranksvm", "pairwise_differences"]
 
@@ -44,7 +44,7 @@ def pairwise_differences(
     Parameters
     ----------
     dataset
-        A :class:`~oltr.envs.letor.LetorDataset`.
+        A :class:`~oltr.data.letor.LetorDataset`.
     max_pairs_per_query
         Keep at most this many pairs per query (drawn without replacement with
         ``rng``); None keeps all.
@@ -57,7 +57,7 @@ def pairwise_differences(
 
     Examples
     --------
-    >>> from oltr.envs.letor import LetorDataset
+    >>> from oltr.data.letor import LetorDataset
     >>> ds = LetorDataset(features=np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]),
     ...                   relevance=np.array([2, 1, 1]), qids=np.array([7]),
     ...                   offsets=np.array([0, 3]))
@@ -92,7 +92,7 @@ def fit_ranksvm(
     Parameters
     ----------
     dataset
-        A :class:`~oltr.envs.letor.LetorDataset` with graded relevance.
+        A :class:`~oltr.data.letor.LetorDataset` with graded relevance.
     c
         Regularisation constant C > 0 of the soft margin.
     loss
@@ -116,13 +116,13 @@ def fit_ranksvm(
 
     Examples
     --------
-    >>> from oltr.envs.synthetic import synthetic_letor
+    >>> from oltr.data.synthetic import synthetic_letor
     >>> ds = synthetic_letor(n_queries=30, n_features=5, rng=0)
     >>> w = fit_ranksvm(ds)
     >>> w.shape, bool(np.isclose(np.linalg.norm(w), 1.0))
     ((5,), True)
     """
-    from sklearn.svm import LinearSVC  # type: ignore[import-untyped]
+    from sklearn.svm import LinearSVC
 
     check_scalar(c, "c", low=0, include_low=False)
     check_choice(loss, "loss", ("squared_hinge", "hinge"))

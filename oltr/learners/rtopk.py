@@ -18,23 +18,23 @@ round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
 :class:`LinearRanker` holds what RTop-kF and the full-feedback online ListNet
 (:mod:`oltr.learners.listnet`) share: lazily sized weights, batched scores,
 the projection and the read-only ``weights_`` that a held-out evaluation reads
-(:func:`oltr.envs.heldout.heldout_ndcg`).
+(:func:`oltr.experiments.heldout.heldout_ndcg`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.feedback import Feedback, FeedbackRequirement, TopKFeedback
+from oltr.feedback import FeedbackRequirement, TopKFeedback
 from oltr.learners.linear import LinearRanker
 from oltr.registry import register_learner
 from oltr.surrogates import Surrogate, make_surrogate
-from oltr.surrogates._validation import FeedbackArrays, full_relevance
-from oltr.types import Context, FloatArray, Orders, RunRNGLike, check_choice, check_scalar
+from oltr.types import Context, FloatArray, Orders, RunRNGLike
+from oltr.validation import check_choice, check_scalar
 
 __all__ = [
     "RTOPK_SURROGATES",
@@ -76,26 +76,14 @@ def trusted_estimate(
 ) -> FloatArray:
     """``surrogate.estimate_descent_grad`` on inputs the learner made itself, unvalidated.
 
-    The public method validates every argument (finite scores, permutations,
-    shapes), which costs more than the estimate itself at small ``m``. Here the
-    scores and own orders come from the learner and the shown orders were checked
-    by the runner, so the same kernels are called directly: the exact gradient
-    when the whole list was observed, the surrogate's top-k estimator otherwise
-    (tests check that both paths equal the public method).
+    Delegates to :meth:`oltr.surrogates.Surrogate.trusted_descent_estimate`.
     """
     observed = np.asarray(labels, dtype=np.float64)
-    m = scores.shape[-1]
-    if observed.shape[-1] >= m:
-        grad = surrogate._grad(scores, full_relevance(orders, observed[:, :m]))
-    else:
-        ell = min(int(surrogate.min_k or 1), m)
-        fb = FeedbackArrays(scores, orders, observed, np.full(scores.shape[0], gamma), own[:, :ell])
-        grad = surrogate._estimate(fb)
-    return surrogate.sign * grad
+    return surrogate.trusted_descent_estimate(scores, orders, observed, gamma, own)
 
 
 @register_learner("rtopk")
-class RTopKF(LinearRanker):
+class RTopKF(LinearRanker[TopKFeedback]):
     """Ranking with Top-k Feedback (RTop-kF), batched over runs (CT16 Algorithm 1).
 
     Each round shows the learner's own order (descending ``X w``) with
@@ -158,6 +146,9 @@ class RTopKF(LinearRanker):
     >>> lrn.weights_.shape
     (2, 3)
     """
+
+    #: The runner passes the run's horizon T (``horizon=``) to this learner.
+    horizon_dependent: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -237,10 +228,8 @@ class RTopKF(LinearRanker):
             orders[b] = self.rngs[int(b)].permutation(context.n_items)
         return orders
 
-    def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
+    def update(self, context: Context, orders: Orders, feedback: TopKFeedback) -> None:
         """Step along the unbiased top-k estimate of the surrogate's descent direction."""
-        if not isinstance(feedback, TopKFeedback):
-            raise TypeError(f"RTopKF needs TopKFeedback, got {type(feedback).__name__}")
         scores, own = self._cached_scores(context)
         z = trusted_estimate(self._surrogate, scores, orders, feedback.labels, self.gamma_, own)
         self._step(context, z, self.eta_, self.radius)

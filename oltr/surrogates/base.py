@@ -262,6 +262,35 @@ class Surrogate(ABC):
             scores, order, observed, gamma, exploit_order=exploit_order
         )
 
+    def trusted_descent_estimate(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        """:meth:`estimate_descent_grad` on inputs a learner made itself, unvalidated.
+
+        The public method validates every argument (finite scores, permutations,
+        shapes), which costs more than the estimate itself at small ``m``. A
+        learner's own scores and orders (and shown orders the runner checked) need
+        none of it, so the same kernels are called directly: the exact gradient
+        when the whole list was observed, the top-k estimator otherwise (tests
+        check that both paths equal the public method). Shapes: ``scores``,
+        ``order``, ``exploit_order`` (B, m); ``observed`` (B, k).
+        """
+        m = scores.shape[-1]
+        if observed.shape[-1] >= m:
+            grad = self._grad(scores, full_relevance(order, observed[:, :m]))
+        else:
+            ell = min(int(self.min_k or 1), m)
+            gammas = np.full(scores.shape[0], gamma)
+            grad = self._estimate(
+                FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
+            )
+        return self.sign * grad
+
     # ------------------------------------------------------------------ Lemma 5
 
     def second_moment_bound(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import log_softmax, softmax  # type: ignore[import-untyped]
+from scipy.special import log_softmax, softmax
 
 from oltr.surrogates._kernels import checked_exp, f64, gather, one_hot
 from oltr.surrogates._validation import FeedbackArrays

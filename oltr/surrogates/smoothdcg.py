@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import softmax  # type: ignore[import-untyped]
+from scipy.special import softmax
 
 from oltr.metrics import exp2_gain
 from oltr.surrogates._kernels import f64, gather, one_hot

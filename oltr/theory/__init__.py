@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from oltr.theory.cells import CellStructure, Face, action_classes, cell_structure, polytope_face
+from oltr.theory.cells import CellStructure, action_classes, cell_structure
+from oltr.theory.faces import Face, polytope_face
 from oltr.theory.matrices import (
     RankingGame,
     enumerate_actions,
     enumerate_outcomes,
     game_from_matrices,
     ranking_game,
-    signal_matrices,
 )
 from oltr.theory.observability import (
     ObservabilityResult,
@@ -19,6 +19,7 @@ from oltr.theory.observability import (
     local_observability,
     span_residual,
 )
+from oltr.theory.signals import signal_matrices
 from oltr.theory.witness import (
     CT16_P,
     CT16_P_TILDE,

@@ -68,14 +68,19 @@ from numpy.typing import ArrayLike, NDArray
 
 from oltr.metrics import get_measure
 from oltr.permutations import all_orders, order_from_ranks, ranks_from_order
+from oltr.theory.signals import signal_matrices
 
 __all__ = [
+    "MAX_ITEMS",
+    "RATIONAL_MEASURES",
+    "ColOrder",
     "RankingGame",
+    "RowOrder",
     "enumerate_actions",
     "enumerate_outcomes",
+    "feedback_codes",
     "game_from_matrices",
     "ranking_game",
-    "signal_matrices",
 ]
 
 RowOrder = Literal["ranks", "orders"]
@@ -317,44 +322,6 @@ class RankingGame:
     def signal_matrices(self) -> NDArray[np.int8]:
         """Signal matrices ``S_i`` of all actions, shape (n_actions, n_symbols, n_outcomes)."""
         return signal_matrices(self.feedback, self.n_symbols)
-
-
-def signal_matrices(feedback: ArrayLike, n_symbols: int | None = None) -> NDArray[np.int8]:
-    """One-hot signal matrices of a feedback matrix (CT15 Definition 2, §14.1).
-
-    ``(S_i)[s, j] = 1(H[i, j] = s)`` for symbols ``s = 0..n_symbols-1``; row
-    ``s`` of ``S_i`` is the indicator of "action i shows symbol s".
-
-    Parameters
-    ----------
-    feedback
-        Integer array of shape (n_actions, n_outcomes) with symbols in ``0..n_symbols-1``.
-    n_symbols
-        Number of symbols; defaults to ``feedback.max() + 1``.
-
-    Returns
-    -------
-    signals
-        Array of shape (n_actions, n_symbols, n_outcomes) of 0/1.
-
-    Examples
-    --------
-    >>> signal_matrices([[0, 1, 1, 0]])[0]
-    array([[1, 0, 0, 1],
-           [0, 1, 1, 0]], dtype=int8)
-    """
-    h = np.asarray(feedback)
-    if h.ndim != 2 or h.size == 0:
-        raise ValueError(f"feedback must be a non-empty 2-D array, got shape {h.shape}")
-    if not np.issubdtype(h.dtype, np.integer):
-        raise TypeError(f"feedback must hold integer symbols, got dtype {h.dtype}")
-    if h.min() < 0:
-        raise ValueError(f"feedback symbols must be >= 0, got {h.min()}")
-    n_sym = int(h.max()) + 1 if n_symbols is None else int(n_symbols)
-    if h.max() >= n_sym:
-        raise ValueError(f"feedback symbols must be < n_symbols={n_sym}, got {h.max()}")
-    signals: NDArray[np.int8] = (h[:, None, :] == np.arange(n_sym)[None, :, None]).astype(np.int8)
-    return signals
 
 
 def game_from_matrices(

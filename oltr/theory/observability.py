@@ -38,6 +38,7 @@ from oltr.theory.cells import CellStructure, action_classes, cell_structure
 from oltr.theory.matrices import RankingGame
 
 __all__ = [
+    "DEFAULT_TOL",
     "ObservabilityResult",
     "PairCheck",
     "analyze_game",

@@ -45,6 +45,7 @@ __all__ = [
     "CT16_P",
     "CT16_P_TILDE",
     "CT16_RELEVANCE",
+    "OPT_TOL",
     "IndistinguishablePair",
     "check_pair",
     "expected_normalized_gain",

@@ -48,28 +48,22 @@ as a dueling bandits problem", ICML, §1, §3 (comparisons by interleaving).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.envs.clicks import ClickModel, RNGs, _normalize_rngs, _uniform
+from oltr.clicks.models import RNGs, normalize_rngs, uniform_draws
 from oltr.permutations import ranks_from_order
 
 __all__ = [
-    "INTERLEAVING_METHODS",
+    "TEAM_A",
+    "TEAM_B",
     "BalancedInterleaving",
     "Interleaving",
-    "ProbabilisticInterleaving",
     "TeamDraftInterleaving",
     "balanced_interleave",
-    "compare",
-    "interleave",
-    "probabilistic_interleave",
-    "softmax_weights",
     "team_draft_interleave",
 ]
 
@@ -146,7 +140,7 @@ def _prepare(order_a: ArrayLike, order_b: ArrayLike, k: int) -> _Prepared:
 
 def _draws(rng: RNGs, batch: tuple[int, ...], tail: tuple[int, ...]) -> NDArray[np.float64]:
     """Uniforms of shape (N,) + tail."""
-    u = _uniform(_normalize_rngs(rng, batch), batch, tail)
+    u = uniform_draws(normalize_rngs(rng, batch), batch, tail)
     return u.reshape((-1,) + tail)
 
 
@@ -387,234 +381,5 @@ def balanced_interleave(
 # probabilistic interleaving
 
 
-@dataclass(frozen=True)
-class ProbabilisticInterleaving:
-    """A probabilistically interleaved list with its sampled and inferred assignments.
-
-    Attributes
-    ----------
-    shown
-        Items by position, shape (..., n).
-    assignment
-        The ranker that was sampled to fill each position (−1 A, +1 B), shape (..., n).
-    posterior_b
-        P(position i was filled by B | shown list), shape (..., n). The list's
-        likelihood factorises over positions, so these are independent:
-        ``p_B(d_i | rest_i) / (p_A(d_i | rest_i) + p_B(d_i | rest_i))``, with
-        ``rest_i`` the items not shown above position i.
-    """
-
-    shown: NDArray[np.intp]
-    assignment: NDArray[np.int8]
-    posterior_b: NDArray[np.float64]
-
-    def expected_outcome(self, clicks: ArrayLike) -> Any:
-        """E[o | shown, clicks] in [−1, 1], marginalised over assignments (Hofmann 2011 §4).
-
-        ``o(a) = sign(#clicks credited to B − #clicks credited to A)``; the
-        assignments at the clicked positions are independent given the list, so
-        the count difference has a Poisson-binomial law, computed exactly by a
-        convolution over positions (O(n²) per list instead of the 2^n sum).
-        Returns float64 of the batch shape (a numpy scalar for a single list).
-        """
-        c = _check_clicks(clicks, self.shown.shape)
-        q = self.posterior_b
-        n = c.shape[-1]
-        # dist[..., j] = P(difference = j − n), difference in [−n, n].
-        dist = np.zeros(c.shape[:-1] + (2 * n + 1,))
-        dist[..., n] = 1.0
-        for t in range(n):
-            qt = q[..., t, None]
-            stepped = np.zeros_like(dist)
-            stepped[..., 1:] += qt * dist[..., :-1]  # credited to B: +1
-            stepped[..., :-1] += (1.0 - qt) * dist[..., 1:]  # credited to A: −1
-            dist = np.where(c[..., t, None], stepped, dist)
-        return _scalar_if_0d(dist[..., n + 1 :].sum(axis=-1) - dist[..., :n].sum(axis=-1))
-
-    def outcome(self, clicks: ArrayLike, *, marginalize: bool = True) -> Any:
-        """−1 A wins, 0 tie, +1 B wins.
-
-        With ``marginalize`` (default) the sign of :meth:`expected_outcome`
-        (|E| <= 1e-12 counts as a tie); otherwise the naive outcome of the
-        sampled assignment, sign(clicks on B's positions − clicks on A's).
-        """
-        if marginalize:
-            e = np.asarray(self.expected_outcome(clicks))
-            return _scalar_if_0d(_sign(np.where(np.abs(e) <= _TIE_TOL, 0.0, e)))
-        c = _check_clicks(clicks, self.shown.shape)
-        return _scalar_if_0d(_sign((c * self.assignment).sum(axis=-1)))
-
-
-def softmax_weights(ranks: ArrayLike, tau: float = 3.0) -> NDArray[np.float64]:
-    """Unnormalised probabilistic-interleaving weights 1 / (rank + 1)^τ (0-based ranks)."""
-    return np.asarray(
-        (np.asarray(ranks, dtype=np.float64) + 1.0) ** (-float(tau)), dtype=np.float64
-    )
-
-
-def probabilistic_interleave(
-    order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, tau: float = 3.0, rng: RNGs
-) -> ProbabilisticInterleaving:
-    """Probabilistic interleaving of two orders (Hofmann et al. 2011, §4).
-
-    Each ranker s becomes a softmax over items, P_s(d) ∝ 1 / r_s(d)^τ (r 1-based).
-    For each position a fair coin picks a ranker, which samples an item from its
-    softmax restricted to the items not yet shown; the item is shown and removed
-    from both rankers. Every order can produce every list, which makes the
-    comparison fair and lets the outcome be marginalised over assignments.
-
-    Parameters
-    ----------
-    order_a, order_b
-        Orders of rankers A and B, shape (..., m), each row a permutation of
-        ``0..m-1``, best first. Leading axes broadcast.
-    k
-        Length of the shown list, >= 1 (default 10).
-    tau
-        Softmax sharpness τ > 0 (default 3, Hofmann et al. 2011 §4).
-    rng
-        Seed/Generator, or a sequence of Generators, one per row of a 2-D batch.
-
-    Returns
-    -------
-    ProbabilisticInterleaving
-        ``shown``, ``assignment``, ``posterior_b``; ``outcome(clicks)`` and
-        ``expected_outcome(clicks)``.
-
-    References
-    ----------
-    Hofmann, Whiteson & de Rijke 2011, CIKM, §4 (softmax rankers; marginalising over assignments).
-
-    Examples
-    --------
-    >>> il = probabilistic_interleave([0, 1, 2], [0, 1, 2], k=3, rng=0)
-    >>> il.posterior_b                      # equal rankers: every position 50/50
-    array([0.5, 0.5, 0.5])
-    >>> float(il.expected_outcome(np.array([True, False, True])))
-    0.0
-    """
-    tau = float(tau)
-    if not np.isfinite(tau) or tau <= 0:
-        raise ValueError(f"tau must be a finite number > 0, got {tau}")
-    p = _prepare(order_a, order_b, k)
-    n_rows, n = p.a.shape[0], p.n
-    u = _draws(rng, p.batch, (2, n))
-    from_b = u[:, 0, :] < 0.5
-    w_a, w_b = softmax_weights(p.rank_a, tau), softmax_weights(p.rank_b, tau)
-    rows = np.arange(n_rows)
-    free = np.ones(p.a.shape, dtype=bool)
-    shown = np.empty((n_rows, n), dtype=np.intp)
-    posterior_b = np.empty((n_rows, n))
-    for t in range(n):
-        fa, fb = w_a * free, w_b * free
-        weights = np.where(from_b[:, t, None], fb, fa)
-        cdf = np.cumsum(weights, axis=1)
-        # Threshold in (0, total]: 1 − u avoids picking a zero-weight item when u = 0.
-        threshold = (1.0 - u[:, 1, t]) * cdf[:, -1]
-        pick = np.minimum((cdf < threshold[:, None]).sum(axis=1), p.a.shape[1] - 1)
-        pa = fa[rows, pick] / fa.sum(axis=1)
-        pb = fb[rows, pick] / fb.sum(axis=1)
-        posterior_b[:, t] = pb / (pa + pb)
-        shown[:, t] = pick
-        free[rows, pick] = False
-    assignment = np.where(from_b, TEAM_B, TEAM_A).astype(np.int8)
-    return ProbabilisticInterleaving(
-        _unflat(shown, p.batch), _unflat(assignment, p.batch), _unflat(posterior_b, p.batch)
-    )
-
-
 # ---------------------------------------------------------------------------
 # by name, and one full comparison
-
-
-#: Interleaving methods by name.
-INTERLEAVING_METHODS: Mapping[str, Callable[..., Interleaving]] = MappingProxyType(
-    {
-        "team_draft": team_draft_interleave,
-        "balanced": balanced_interleave,
-        "probabilistic": probabilistic_interleave,
-    }
-)
-
-
-def interleave(
-    method: str, order_a: ArrayLike, order_b: ArrayLike, *, k: int = 10, rng: RNGs, **options: Any
-) -> Interleaving:
-    """Interleave with the method named ``method`` (a key of :data:`INTERLEAVING_METHODS`).
-
-    ``options`` go to the method (e.g. ``tau`` for ``"probabilistic"``).
-    """
-    if method not in INTERLEAVING_METHODS:
-        raise ValueError(
-            f"unknown interleaving method {method!r}; valid methods are "
-            f"{sorted(INTERLEAVING_METHODS)}"
-        )
-    return INTERLEAVING_METHODS[method](order_a, order_b, k=k, rng=rng, **options)
-
-
-def compare(
-    order_a: ArrayLike,
-    order_b: ArrayLike,
-    relevance: ArrayLike,
-    click_model: ClickModel,
-    *,
-    method: str = "team_draft",
-    k: int = 10,
-    rng: RNGs,
-    **options: Any,
-) -> Any:
-    """One interleaved comparison: interleave, simulate clicks, read the outcome.
-
-    Parameters
-    ----------
-    order_a, order_b
-        Orders of rankers A and B, shape (..., m).
-    relevance
-        Grades of the m items, shape (..., m), broadcast against the orders;
-        seen only by the simulated user.
-    click_model
-        A click model from :mod:`oltr.envs.clicks`.
-    method
-        ``"team_draft"`` (default), ``"balanced"`` or ``"probabilistic"``.
-    k
-        Length of the shown list (default 10).
-    rng
-        Seed/Generator, or one Generator per row of a 2-D batch; the interleaving
-        draws first, then the clicks, from the same stream(s).
-    options
-        Passed to the interleaving method.
-
-    Returns
-    -------
-    outcome
-        int8 of the batch shape (a numpy scalar for 1-D orders): −1 A wins, 0 tie,
-        +1 B wins.
-
-    Examples
-    --------
-    >>> from oltr.envs.clicks import cascade_model
-    >>> good, bad = [0, 1, 2, 3], [3, 2, 1, 0]
-    >>> int(compare(good, bad, [2, 2, 0, 0], cascade_model("perfect", n_grades=3), k=2,
-    ...             rng=0))
-    -1
-    """
-    # Normalise a seed once, so the clicks continue the interleaving's stream.
-    rngs: np.random.Generator | list[np.random.Generator]
-    if isinstance(rng, Sequence):
-        rngs = list(rng)  # per-row Generators, checked by the interleaving call
-    else:
-        rngs = _normalize_rngs(rng, ())
-    il = interleave(method, order_a, order_b, k=k, rng=rngs, **options)
-    rel = np.asarray(relevance)
-    m = np.shape(order_a)[-1]
-    if rel.ndim < 1 or rel.shape[-1] != m:
-        raise ValueError(f"relevance must have shape (..., {m}) like the orders, got {rel.shape}")
-    try:
-        rel = np.broadcast_to(rel, il.shown.shape[:-1] + (m,))
-    except ValueError as exc:
-        raise ValueError(
-            f"relevance of shape {rel.shape} does not broadcast to the orders' "
-            f"batch shape {il.shown.shape[:-1]}"
-        ) from exc
-    clicks = click_model.simulate(np.take_along_axis(rel, il.shown, axis=-1), rngs)
-    return il.outcome(clicks)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.envs.letor import LetorDataset
+from oltr.data.dataset import LetorDataset
 from oltr.metrics import ndcg
 from oltr.types import FloatArray
 
@@ -51,7 +51,7 @@ class HeldoutSet:
     ----------
     dataset
         The held-out queries (e.g. a LETOR fold's ``test.txt``, loaded with
-        :func:`oltr.envs.letor.load_letor`).
+        :func:`oltr.data.letor.load_letor`).
     k
         NDCG cutoff >= 1.
     no_relevant
@@ -59,7 +59,7 @@ class HeldoutSet:
 
     Examples
     --------
-    >>> from oltr.envs.synthetic import synthetic_letor
+    >>> from oltr.data.synthetic import synthetic_letor
     >>> test = HeldoutSet(synthetic_letor(n_queries=20, n_features=5, rng=0))
     >>> test.evaluate(np.zeros((3, 5))).shape
     (3,)
@@ -95,7 +95,8 @@ class HeldoutSet:
 
     def evaluate(self, weights: ArrayLike) -> FloatArray:
         """Mean NDCG@k over the held-out queries for each run, shape (B,)."""
-        return self.per_query(weights).mean(axis=-1)
+        mean: FloatArray = self.per_query(weights).mean(axis=-1)
+        return mean
 
 
 def heldout_ndcg(

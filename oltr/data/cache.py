@@ -1,11 +1,11 @@
 """A content-keyed binary cache of parsed LETOR files.
 
-:func:`~oltr.envs.letor.load_letor` keeps the *parsed* file (before its
+:func:`~oltr.data.letor.load_letor` keeps the *parsed* file (before its
 options, which are cheap array operations applied on every load) as ``.npy``
 files in ``<cache>/letor-v<PARSER_VERSION>/<key>/``, loaded back as read-only
 memory maps, so a second load of a large file costs a memory map instead of a
 parse. The key is a BLAKE2b digest of the file's raw bytes, the group file's
-bytes and :data:`~oltr.envs.svmlight.PARSER_VERSION`: renaming or touching a
+bytes and :data:`~oltr.data.svmlight.PARSER_VERSION`: renaming or touching a
 file keeps its entry, any change of content makes a new one. Entries are
 written to a temporary folder and renamed into place, so a reader never sees
 half an entry; one that cannot be read is deleted and rebuilt. Digests of
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from oltr.envs.svmlight import PARSER_VERSION
+from oltr.data.svmlight import PARSER_VERSION
 
 if TYPE_CHECKING:
-    from oltr.envs.letor import LetorDataset
+    from oltr.data.dataset import LetorDataset
 
 __all__ = ["cache_root"]
 
@@ -118,7 +118,7 @@ def _cache_load(entry: Path, key: str, build: Callable[..., LetorDataset]) -> Le
 
     ``build`` makes the dataset from the stored arrays (keywords ``features``,
     ``relevance``, ``qids``, ``offsets``, ``source``, ``check_values``): the
-    :class:`~oltr.envs.letor.LetorDataset` class, passed in because that module
+    :class:`~oltr.data.letor.LetorDataset` class, passed in because that module
     imports this one. A ValueError or TypeError from it marks the entry unreadable.
     """
     if not entry.is_dir():

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.envs.letor import LetorDataset, _read_only, normalize_per_query
+from oltr.data.dataset import LetorDataset, _read_only, normalize_per_query
 from oltr.random import RNGLike, as_rng
 
-__all__ = ["GRADE_RATIO", "QUERY_SPREAD", "SyntheticLetor", "synthetic_letor"]
+__all__ = ["GRADE_RATIO", "NONLINEARITY", "QUERY_SPREAD", "SyntheticLetor", "synthetic_letor"]
 
 #: Each grade is this much rarer than the one below it: with 5 grades about
 #: 60 / 24 / 10 / 4 / 1.5 % (MSLR-WEB30K has roughly 51 / 32 / 13 / 2 / 1 %).

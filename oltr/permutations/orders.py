@@ -1,31 +1,10 @@
-"""Orders, ranks, and random permutations: uniform, Plackett–Luce and noisy QuickSort.
-
-Vocabulary (DESIGN.md): an **order** lists item indices by position, ``order[0]``
-is the top item (the papers' σ⁻¹, Chaudhuri & Tewari 2015 §2, or Ailon's output
-read position by position); a **rank** is the position of each item, ``ranks[u]``
-(σ(u) in Chaudhuri & Tewari, π(u) − 1 in Ailon 2014 §2, whose positions start
-at 1). The two are inverse permutations; :func:`ranks_from_order` and
-:func:`order_from_ranks` are the one helper that converts between them.
-
-Every function works along the last axis and is batched over any leading axes
-(a run axis ``B`` is the common case). Randomness comes only from the ``rng``
-passed in, normalised with :func:`oltr.random.as_rng`; the same seed gives the
-same output bit for bit.
-
-The two noisy sorts of Ailon (2014) both satisfy Lemma 6.1: item ``u`` precedes
-item ``v`` with probability ``e^{w(u)} / (e^{w(u)} + e^{w(v)})``. Plackett–Luce
-(Algorithm 3) is sampled exactly by the Gumbel-max trick in one array step;
-noisy QuickSort (Algorithm 2) is a recursion with no array form and runs as a
-compiled loop over rows. Their full distributions over orders differ (Ailon §8: only
-the Plackett–Luce procedure is an FPL with Gumbel noise).
-"""
+"""Orders and ranks: conversions, ranking by scores (the tie rule), all and random permutations."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -34,10 +13,8 @@ from oltr.random import RNGLike, as_rng
 __all__ = [
     "MAX_ENUMERATED_ITEMS",
     "all_orders",
-    "noisy_quicksort",
     "order_from_ranks",
     "order_from_scores",
-    "plackett_luce",
     "random_order",
     "ranks_from_order",
     "ranks_from_scores",
@@ -104,18 +81,6 @@ def _check_scores(scores: ArrayLike) -> NDArray[np.generic]:
                 "(use -inf to pad unequal lists, it sorts last)"
             )
     return s
-
-
-def _check_weights(w: ArrayLike) -> NDArray[np.float64]:
-    arr = _check_real(w, "w").astype(np.float64, copy=False)
-    finite = np.isfinite(arr)
-    if not finite.all():
-        where = tuple(int(i) for i in np.argwhere(~finite)[0])
-        raise ValueError(
-            f"w must be finite (log-weights, item u has weight e^w(u)), got "
-            f"{arr[where]} at index {where}"
-        )
-    return arr
 
 
 # ---------------------------------------------------------------------------
@@ -340,162 +305,6 @@ def random_order(n_items: int, rng: RNGLike, size: int | Sequence[int] = ()) -> 
     m = _check_n_items(n_items)
     shape = _check_size(size) + (m,)
     return as_rng(rng).permuted(np.broadcast_to(np.arange(m, dtype=np.intp), shape), axis=-1)
-
-
-def plackett_luce(w: ArrayLike, rng: RNGLike) -> NDArray[np.intp]:
-    """Sample orders from the Plackett–Luce model with log-weights ``w``.
-
-    Ailon (2014) Algorithm 3: repeatedly draw the next item ``u`` from the
-    remaining set ``U`` with probability ``e^{w(u)} / Σ_{v∈U} e^{w(v)}``.
-    This is sampled in one array step by the Gumbel-max trick (Yellott 1977,
-    cited in Ailon 2014 §8)::
-
-        order = argsort(−(w + G)),   G(u) i.i.d. standard Gumbel,
-
-    written here as an exponential race: with ``E(u)`` i.i.d. Exp(1),
-    ``G = −log E`` is standard Gumbel, so ``order = argsort(log E − w)``, the
-    items by increasing arrival time ``T(u) = E(u) e^{−w(u)}``.
-
-    Why it is exact: ``T(u)`` is exponential with rate ``λ(u) = e^{w(u)}``,
-    independently over ``u``. The first arrival is ``u`` with probability
-    ``λ(u) / Σ_v λ(v)``, and, by memorylessness, given who arrived first and
-    when, the others' remaining times are again independent exponentials with
-    the same rates; so the second arrival is drawn in proportion to ``λ`` from
-    the rest, and so on: exactly Algorithm 3, line 5, at every step. Hence
-    (Lemma 6.1) ``P(u before v) = e^{w(u)} / (e^{w(u)} + e^{w(v)})``.
-
-    ``w`` is shifted by its row maximum first (the model is shift invariant), so
-    huge equal weights keep their noise instead of rounding it away. Ties in the
-    keys have probability zero, so the sort need not be stable.
-
-    Parameters
-    ----------
-    w
-        Finite real array of shape (..., n_items), n_items >= 1; ``w[..., u]``
-        is the log-weight of item ``u`` (larger comes first more often).
-    rng
-        Seed or Generator.
-
-    Returns
-    -------
-    order
-        Integer array of shape (..., n_items), one independent sample per row.
-
-    References
-    ----------
-    Ailon (2014), Online Ranking: Discrete Choice, Spearman Correlation and Other
-    Feedback, Algorithm 3, Lemma 6.1 and §8. Yellott (1977), The relationship
-    between Luce's choice axiom, Thurstone's theory of comparative judgment, and
-    the double exponential distribution.
-
-    Examples
-    --------
-    >>> plackett_luce([0.0, 100.0, 50.0], rng=1)
-    array([1, 2, 0])
-    >>> plackett_luce(np.zeros((2, 4)), rng=1).shape
-    (2, 4)
-    """
-    wf = _check_weights(w)
-    wf = wf - wf.max(axis=-1, keepdims=True)
-    log_arrival = np.log(as_rng(rng).standard_exponential(size=wf.shape)) - wf
-    return np.argsort(log_arrival, axis=-1).astype(np.intp, copy=False)
-
-
-def noisy_quicksort(w: ArrayLike, rng: RNGLike) -> NDArray[np.intp]:
-    """Ailon's noisy QuickSort: random pivots, randomised comparisons.
-
-    Ailon (2014) Algorithm 2 on every row of ``w``: pick a pivot ``p`` uniformly
-    from the current set; put each other item ``v`` before the pivot with
-    probability ``e^{w(v)} / (e^{w(v)} + e^{w(p)})`` (independently), after it
-    otherwise; recurse on both sides. Lemma 6.1: every pair satisfies
-    ``P(u before v) = e^{w(u)} / (e^{w(u)} + e^{w(v)})``, the same pairwise
-    marginals as :func:`plackett_luce`, but the distribution over whole orders
-    is in general *not* Plackett–Luce (already for three items; Ailon §8 notes
-    that QuickSort is not an FPL, unlike Plackett–Luce).
-
-    The recursion has no array form for a single list, so it runs as a compiled
-    loop (numba) over rows, with an explicit stack and a stable in-place
-    partition: expected O(n log n) comparisons per row (about 2 n ln n). A
-    breadth-first NumPy version that partitions every sub-list of every row at
-    one depth with cumulative sums was measured 1.5× (n = 1000, 100 rows),
-    2.4× (n = 10⁴, 100 rows) and 10× (n = 100, one row) slower.
-
-    Parameters
-    ----------
-    w
-        Finite real array of shape (..., n_items), n_items >= 1; ``w[..., u]``
-        is the log-weight of item ``u`` (larger comes first more often).
-    rng
-        Seed or Generator (any bit generator); the compiled loop draws from it
-        and advances its state, so later draws from it do not repeat these.
-
-    Returns
-    -------
-    order
-        Integer array of shape (..., n_items), one independent sample per row.
-
-    References
-    ----------
-    Ailon (2014), Online Ranking: Discrete Choice, Spearman Correlation and Other
-    Feedback, Algorithm 2 (QuickSort(V, w)) and Lemma 6.1.
-
-    Examples
-    --------
-    >>> noisy_quicksort([0.0, 100.0, 50.0], rng=1)
-    array([1, 2, 0])
-    >>> noisy_quicksort(np.zeros((2, 4)), rng=1).shape
-    (2, 4)
-    """
-    wf = _check_weights(w)
-    rows = np.ascontiguousarray(wf.reshape(-1, wf.shape[-1]))
-    return _noisy_quicksort_rows(rows, as_rng(rng)).reshape(wf.shape)
-
-
-@numba.njit(cache=True)
-def _noisy_quicksort_rows(w: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.intp]:
-    """Algorithm 2 on each row of the 2-D ``w``, one row after another."""
-    n_rows, m = w.shape
-    out = np.empty((n_rows, m), dtype=np.intp)
-    right = np.empty(m, dtype=np.intp)
-    # Pending sub-lists [lo, hi) of length >= 2; they are disjoint, so at most m // 2.
-    stack_lo = np.empty(m // 2 + 1, dtype=np.intp)
-    stack_hi = np.empty(m // 2 + 1, dtype=np.intp)
-    for r in range(n_rows):
-        order = out[r]
-        for i in range(m):
-            order[i] = i
-        top = 0
-        if m >= 2:
-            stack_lo[0], stack_hi[0], top = 0, m, 1
-        while top > 0:
-            top -= 1
-            lo, hi = stack_lo[top], stack_hi[top]
-            # Line 2: a uniform pivot.
-            k = lo + rng.integers(0, hi - lo)
-            pivot = order[k]
-            n_left = 0
-            n_right = 0
-            for i in range(lo, hi):
-                if i == k:
-                    continue
-                v = order[i]
-                # Line 5: left w.p. e^{w(v)}/(e^{w(v)}+e^{w(p)}) = 1/(1+e^{w(p)-w(v)});
-                # exp overflow gives probability 0, never NaN.
-                if rng.random() < 1.0 / (1.0 + np.exp(w[r, pivot] - w[r, v])):
-                    order[lo + n_left] = v  # lo + n_left <= i: never overwrites unread items
-                    n_left += 1
-                else:
-                    right[n_right] = v
-                    n_right += 1
-            mid = lo + n_left
-            order[mid] = pivot
-            order[mid + 1 : hi] = right[:n_right]
-            # Line 8: recurse; push the right part first so the left one is sorted first.
-            if n_right >= 2:
-                stack_lo[top], stack_hi[top], top = mid + 1, hi, top + 1
-            if n_left >= 2:
-                stack_lo[top], stack_hi[top], top = lo, mid, top + 1
-    return out
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""Learning-to-rank data.
+
+The LETOR/SVMlight reader and writer, its cache, data sets, query streams and
+synthetic data.
+"""
+
+from oltr.data.cache import cache_root
+from oltr.data.dataset import LetorDataset, normalize_per_query, summarize
+from oltr.data.letor import load_letor, write_letor
+from oltr.data.stream import QueryStream
+from oltr.data.svmlight import PARSER_VERSION, LetorFormatError
+from oltr.data.synthetic import (
+    GRADE_RATIO,
+    NONLINEARITY,
+    QUERY_SPREAD,
+    SyntheticLetor,
+    synthetic_letor,
+)
+from oltr.data.tokenizer import MAX_DENSE_BYTES
+
+__all__ = [
+    "GRADE_RATIO",
+    "MAX_DENSE_BYTES",
+    "NONLINEARITY",
+    "PARSER_VERSION",
+    "QUERY_SPREAD",
+    "LetorDataset",
+    "LetorFormatError",
+    "QueryStream",
+    "SyntheticLetor",
+    "cache_root",
+    "load_letor",
+    "normalize_per_query",
+    "summarize",
+    "synthetic_letor",
+    "write_letor",
+]

@@ -1,0 +1,137 @@
+"""The schema of an experiment file: one strict pydantic model per TOML section."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "ComponentSection",
+    "ConfigError",
+    "ConfigModel",
+    "ExperimentSection",
+    "HeldoutSection",
+    "LearnerSection",
+    "Schedule",
+]
+
+
+class ConfigError(ValueError):
+    """An experiment config that cannot be run; ``problems`` lists every reason."""
+
+    def __init__(self, source: str, problems: Iterable[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(f"invalid experiment config {source}:\n  " + "\n  ".join(self.problems))
+
+
+class _Strict(BaseModel):
+    # strict: TOML has real types, so "100" for an int is a mistake, not something to coerce.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Schedule(_Strict):
+    """When to record the trace: every ``every`` rounds, or at ``log`` log-spaced rounds."""
+
+    every: int | None = Field(default=None, ge=1)
+    log: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Schedule:
+        if (self.every is None) == (self.log is None):
+            raise ValueError(
+                "give exactly one of 'every' (rounds) or 'log' (number of checkpoints)"
+            )
+        return self
+
+
+class ExperimentSection(_Strict):
+    """The ``[experiment]`` table."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    seed: int | None = Field(default=None, ge=0)
+    horizon: int = Field(ge=1)
+    reps: int = Field(ge=1)
+    measures: list[str] = Field(min_length=1)
+    schedule: Schedule = Schedule(log=100)
+    output: str | None = None
+    batch_size: int | None = Field(default=None, ge=1)
+
+
+class ComponentSection(_Strict):
+    """An ``[env]`` or ``[feedback]`` table: a registry name and its constructor parameters."""
+
+    name: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class LearnerSection(ComponentSection):
+    """One ``[[learners]]`` entry; list-valued parameters expand to a grid."""
+
+    label: str | None = Field(default=None, min_length=1)
+
+
+class HeldoutSection(_Strict):
+    """The optional ``[heldout]`` table: a test file (``load_letor`` options) and NDCG@k."""
+
+    path: str = Field(min_length=1)
+    group_file: str | None = Field(default=None, min_length=1)
+    n_features: int | None = Field(default=None, ge=1)
+    normalize: bool = False
+    drop_no_relevant: bool = False
+    k: int = Field(default=10, ge=1)
+    no_relevant: float = 1.0
+
+
+class ConfigModel(_Strict):
+    """The whole document."""
+
+    experiment: ExperimentSection
+    env: ComponentSection
+    feedback: ComponentSection
+    learners: list[LearnerSection] = Field(min_length=1)
+    heldout: HeldoutSection | None = None
+    sizes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+def _loc(parts: Iterable[Any]) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<document>"
+
+
+_FIELDS: dict[str, type[BaseModel]] = {
+    "": ConfigModel,
+    "experiment": ExperimentSection,
+    "experiment.schedule": Schedule,
+    "env": ComponentSection,
+    "feedback": ComponentSection,
+    "learners": LearnerSection,
+    "heldout": HeldoutSection,
+}
+
+
+def _describe(err: Any) -> str:
+    loc = tuple(err["loc"])
+    where = _loc(loc)
+    kind = err["type"]
+    if kind == "missing":
+        return f"{where}: missing required key"
+    if kind == "extra_forbidden":
+        parent = ".".join(str(p) for p in loc[:-1] if not isinstance(p, int))
+        model = _FIELDS.get(parent)
+        hint = ""
+        if model is not None:
+            valid = sorted(model.model_fields)
+            close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(valid)})"
+        return f"{where}: unknown key{hint}"
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if "input" in err and kind != "value_error":
+        return f"{where}: {message}, got {err['input']!r}"
+    return f"{where}: {message}"

@@ -1,0 +1,112 @@
+"""Checks shared by every layer: scalars, choices, run counts and batched orders.
+
+Each raises ``ValueError`` or ``TypeError`` with a message that names the
+argument and the value it got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["check_choice", "check_n_runs", "check_orders", "check_orders_shape", "check_scalar"]
+
+
+def check_orders_shape(orders: ArrayLike, n_items: int, n_lists: int = 1) -> NDArray[np.intp]:
+    """Validate the shape and dtype of batched orders; return them as an intp array.
+
+    Shape (B, m) for ``n_lists == 1``, (B, 2, m) for duels. Only shapes are
+    checked here (O(1)); see :func:`check_orders` for the
+    permutation check.
+    """
+    arr = np.asarray(orders)
+    want = "(B, m)" if n_lists == 1 else "(B, 2, m)"
+    ndim = 2 if n_lists == 1 else 3
+    if arr.ndim != ndim or arr.shape[-1] != n_items or (n_lists == 2 and arr.shape[1] != 2):
+        raise ValueError(f"orders must have shape {want} with m = {n_items}, got {arr.shape}")
+    if arr.shape[0] < 1:
+        raise ValueError("orders must hold at least one run (B >= 1)")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"orders must be an integer array of item indices, got dtype {arr.dtype}")
+    return arr.astype(np.intp, copy=False)
+
+
+def check_n_runs(n_runs: int) -> int:
+    if isinstance(n_runs, bool) or not isinstance(n_runs, int | np.integer):
+        raise TypeError(f"n_runs must be an int >= 1, got {type(n_runs).__name__}")
+    if n_runs < 1:
+        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
+    return int(n_runs)
+
+
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    include_low: bool = True,
+    include_high: bool = True,
+    integer: bool = False,
+) -> Any:
+    """Check that ``value`` is a finite number in range; return it unchanged.
+
+    Raises TypeError for a non-number (or a non-integer when ``integer``) and
+    ValueError for NaN/inf or a value out of range, naming ``name``.
+
+    >>> check_scalar(0.5, "eta", low=0, include_low=False)
+    0.5
+    >>> check_scalar(0, "eta", low=0, include_low=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: eta must be > 0, got 0
+    """
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        want = "an int" if integer else "a number"
+        raise TypeError(f"{name} must be {want}, got {type(value).__name__} {value!r}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low if include_low else value <= low):
+        raise ValueError(f"{name} must be {'>=' if include_low else '>'} {low}, got {value}")
+    if high is not None and (value > high if include_high else value >= high):
+        raise ValueError(f"{name} must be {'<=' if include_high else '<'} {high}, got {value}")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
+    """Check that ``value`` is one of ``choices``; return it unchanged."""
+    options = tuple(choices)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+    return value
+
+
+def check_orders(
+    orders: ArrayLike, n_items: int, n_runs: int | None = None, n_lists: int = 1
+) -> NDArray[np.intp]:
+    """Validate batched orders: shape, integer dtype, a permutation of ``0..m-1`` per row.
+
+    Returns the orders as an intp array. Costs O(B m log m).
+
+    >>> check_orders([[1, 0, 2]], 3)
+    array([[1, 0, 2]])
+    >>> check_orders([[1, 1, 2]], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: orders must be permutations of 0..2 along the last axis; run 0 is [1, 1, 2]
+    """
+    arr = check_orders_shape(orders, n_items, n_lists)
+    if n_runs is not None and arr.shape[0] != n_runs:
+        raise ValueError(f"orders must have {n_runs} rows (one per run), got {arr.shape[0]}")
+    bad = (np.sort(arr, axis=-1) != np.arange(n_items)).any(axis=-1)
+    if bad.any():
+        b = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"orders must be permutations of 0..{n_items - 1} along the last axis; "
+            f"run {b} is {arr[b].tolist()}"
+        )
+    return arr
