@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from oltr.experiments.config import checkpoint_schedule, expand_grid, load_config, parse_config
+from oltr.experiments.config import load_config, parse_config
 from oltr.experiments.datapaths import data_root
+from oltr.experiments.grid import checkpoint_schedule, expand_grid
 from oltr.experiments.reproduce import SIZES, list_reproductions, load_reproduction
 from oltr.experiments.schema import ConfigError
 
@@ -161,7 +162,9 @@ def test_missing_seed_draws_and_records_fresh_entropy() -> None:
 def test_relative_data_path_is_resolved_against_the_config_folder(tmp_path: Path) -> None:
     data = tmp_path / "data" / "train.txt"
     data.parent.mkdir()
-    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    data.write_text(
+        "1 qid:1 1:0.5 2:0.3\n0 qid:1 1:0.1 2:0.2\n"
+    )  # two features: GOOD sorts by 0, 1
     sub = tmp_path / "configs"
     sub.mkdir()
     text = GOOD.replace(
@@ -377,3 +380,46 @@ def test_data_prefix_resolves_against_the_data_root(tmp_path, monkeypatch) -> No
 def test_unknown_reproduction_lists_the_known_ones() -> None:
     with pytest.raises(ValueError, match=re.escape("unknown reproduction 'nope'; available: ")):
         load_reproduction("nope")
+
+
+def test_a_learner_that_would_fail_at_round_one_is_refused_before_any_work(tmp_path: Path) -> None:
+    # RTop-1F needs blocks long enough for m exploration rounds: with m = 5 items and
+    # T = 4 rounds it fails at round 1, so the config is refused while being read.
+    text = """
+[experiment]
+name = "too-short"
+horizon = 4
+reps = 1
+measures = ["dcg"]
+[env]
+name = "fixed-items-v1"
+params = {n_items = 5}
+[feedback]
+name = "top-k"
+params = {k = 1}
+[[learners]]
+name = "rtop1f"
+"""
+    with pytest.raises(ConfigError, match=r"learners\[0\]\.params: blocks of 4 rounds"):
+        load_config(_write(tmp_path, text))
+
+
+def test_feature_learners_are_tried_on_the_first_context(tmp_path: Path) -> None:
+    # A fixed ranker sorting by feature 30 of a 20-feature stream fails at round 1.
+    text = """
+[experiment]
+name = "bad-feature"
+horizon = 10
+reps = 1
+measures = ["ndcg@5"]
+[env]
+name = "letor-stream-v1"
+params = {n_features = 20}
+[feedback]
+name = "full"
+[[learners]]
+name = "fixed"
+params = {feature = 30}
+"""
+    with pytest.raises(ConfigError, match=r"learners\[0\]\.params"):
+        load_config(_write(tmp_path, text))

@@ -53,7 +53,7 @@ def test_defaults_and_requirements() -> None:
         OnlineListNet(eta=1.0, radius=0.0)
     ctx = Context(t=1, n_items=3, features=X)
     o = lrn.rank(ctx)
-    with pytest.raises(TypeError, match="FullFeedback"):
+    with pytest.raises(TypeError, match="needs .full. feedback .* got TopKFeedback"):
         lrn.update(ctx, o, TopKFeedback(o, np.zeros((1, 1))))
 
 

@@ -162,7 +162,7 @@ def test_bad_contexts() -> None:
     lrn.rank(Context(t=1, n_items=3, features=X))
     with pytest.raises(ValueError, match="must have 2 columns"):
         lrn.rank(Context(t=2, n_items=3, features=np.ones((3, 4))))
-    with pytest.raises(TypeError, match="TopKFeedback"):
+    with pytest.raises(TypeError, match="needs .topk. feedback .* got FullFeedback"):
         ctx = Context(t=3, n_items=3, features=X)
         o = lrn.rank(ctx)
         lrn.update(ctx, o, FullFeedback(o, np.zeros((1, 3))))

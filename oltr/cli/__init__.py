@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from oltr.cli import catalog as _catalog
 from oltr.cli import data as _data
 from oltr.cli import demo as _demo
 from oltr.cli import experiments as _experiments
@@ -21,6 +22,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("demo")(_demo.demo)
+app.command("list")(_catalog.list_components)
 app.add_typer(_data.app, name="data")
 app.add_typer(_theory.app, name="theory")
 _experiments.register(app)

@@ -40,7 +40,7 @@ from oltr.registry import register_env
 from oltr.types import Context, FloatArray
 from oltr.validation import check_choice, check_scalar
 
-__all__ = ["FILE_FORMATS", "CT15SimulationEnv", "RelevanceFileEnv", "read_relevance"]
+__all__ = ["FILE_FORMATS", "FIXTURES", "CT15SimulationEnv", "RelevanceFileEnv", "read_relevance"]
 
 #: Small relevance files shipped for the conformance suite and the examples.
 FIXTURES = Path(__file__).with_name("fixtures")

@@ -24,13 +24,14 @@ from oltr.envs.base import Environment
 from oltr.feedback import FeedbackModel, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.registry import ENVIRONMENTS, FEEDBACK_MODELS, LEARNERS
-from oltr.types import RunRNGLike
+from oltr.types import Context, RunRNGLike
 
 __all__ = [
     "check_compatible",
     "check_env",
     "check_feedback",
     "check_learner",
+    "first_context",
     "make_env",
     "make_feedback",
     "make_learner",
@@ -100,9 +101,36 @@ def make_feedback(name: str, params: Mapping[str, Any] | None = None) -> Feedbac
     return cls(**kwargs)  # type: ignore[no-any-return]
 
 
-def check_learner(name: str, params: Mapping[str, Any] | None = None) -> None:
-    """Raise ValueError/TypeError if learner ``name`` cannot be built with ``params``."""
-    make_learner(name, params, n_runs=1, rngs=0)
+def check_learner(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    horizon: int | None = None,
+    context: Context | None = None,
+) -> None:
+    """Raise ValueError/TypeError if learner ``name`` cannot run with ``params``.
+
+    Built as the runner builds it (with ``horizon``); given the first round's
+    ``context`` (:func:`first_context`), it also ranks it once, so that every
+    error a run would raise at round 1 (a schedule that does not fit the
+    horizon and the number of items, features of the wrong width) is raised
+    here, before any work.
+    """
+    learner = make_learner(name, params, n_runs=1, rngs=0, horizon=horizon)
+    if context is not None:
+        learner.rank(context)
+
+
+def first_context(
+    env: str,
+    env_params: Mapping[str, Any] | None,
+    feedback: str,
+    feedback_params: Mapping[str, Any] | None,
+) -> Context:
+    """Round 1's context of ``env`` (reset with seed 0), for :func:`check_learner`."""
+    environment = make_env(env, env_params, feedback=make_feedback(feedback, feedback_params))
+    environment.reset(rng=0)
+    return environment.observe(1)
 
 
 def check_env(name: str, params: Mapping[str, Any] | None = None) -> None:

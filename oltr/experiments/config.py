@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-import itertools
+import functools
 import json
 import tomllib
 from collections.abc import Mapping
@@ -92,20 +92,14 @@ from pydantic import ValidationError
 import oltr.registry as registry
 from oltr.experiments import build
 from oltr.experiments.datapaths import _resolve_data_paths
-from oltr.experiments.regret import log_checkpoints
+from oltr.experiments.grid import checkpoint_schedule, expand_grid
 from oltr.experiments.runner import RunSetSpec, check_heldout
 from oltr.experiments.schema import ConfigError, ConfigModel, _describe
 from oltr.experiments.storage import run_set_id
 from oltr.metrics import get_measure
+from oltr.types import Context
 
-__all__ = [
-    "Experiment",
-    "PlannedRunSet",
-    "checkpoint_schedule",
-    "expand_grid",
-    "load_config",
-    "parse_config",
-]
+__all__ = ["Experiment", "PlannedRunSet", "load_config", "parse_config"]
 
 
 # ----------------------------------------------------------------------------- structure
@@ -151,53 +145,6 @@ class Experiment:
 
 
 # ----------------------------------------------------------------------------- public helpers
-
-
-def checkpoint_schedule(
-    horizon: int, *, every: int | None = None, log: int | None = None
-) -> tuple[int, ...]:
-    """Rounds (1-based, increasing, ending at ``horizon``) at which the trace is recorded.
-
-    ``every=k`` gives k, 2k, … and the horizon; ``log=n`` gives min(n, horizon)
-    distinct log-spaced rounds from 1 to the horizon
-    (:func:`oltr.experiments.regret.log_checkpoints`).
-
-    >>> checkpoint_schedule(10, every=4)
-    (4, 8, 10)
-    >>> checkpoint_schedule(1000, log=4)
-    (1, 10, 100, 1000)
-    """
-    if horizon < 1:
-        raise ValueError(f"horizon must be >= 1, got {horizon}")
-    if (every is None) == (log is None):
-        raise ValueError("give exactly one of every= or log=")
-    if every is not None:
-        if every < 1:
-            raise ValueError(f"every must be >= 1, got {every}")
-        points = list(range(every, horizon + 1, every))
-        if not points or points[-1] != horizon:
-            points.append(horizon)
-        return tuple(points)
-    assert log is not None
-    return log_checkpoints(horizon, log)
-
-
-def expand_grid(params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """All parameter settings of a learner entry: the product of its list-valued params.
-
-    >>> expand_grid({"eta": [0.1, 0.2], "k": 1})
-    [{'eta': 0.1, 'k': 1}, {'eta': 0.2, 'k': 1}]
-    >>> expand_grid({"w": [[1, 0]]})   # a list-valued parameter, wrapped once more
-    [{'w': [1, 0]}]
-    """
-    keys = list(params)
-    choices = [v if isinstance(v, list) else [v] for v in params.values()]
-    for key, options in zip(keys, choices, strict=True):
-        if not options:
-            raise ValueError(
-                f"{key}: an empty list gives no settings (to pass an empty list, write [[]])"
-            )
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*choices)]
 
 
 def load_config(path: str | Path, *, size: str | None = None) -> Experiment:
@@ -418,12 +365,27 @@ def _fmt(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _first_context(
+    model: ConfigModel, env_params: dict[str, Any], problems: list[str]
+) -> Context | None:
+    """Round 1's context, on which every learner setting is tried before any work."""
+    where = "env"
+    try:
+        return build.first_context(
+            model.env.name, env_params, model.feedback.name, model.feedback.params
+        )
+    except (ValueError, TypeError, OSError) as exc:
+        problems.append(f"{where}: {exc}")
+        return None
+
+
 def _learner_settings(
     model: ConfigModel, env_params: dict[str, Any], problems: list[str]
 ) -> list[tuple[int, str, dict[str, Any]]]:
     """(learner index, label, setting) for every grid point; checks params and labels."""
     # The exact compatibility check needs every component to be valid on its own.
     parts_ok = not problems
+    context = _first_context(model, env_params, problems) if parts_ok else None
     out: list[tuple[int, str, dict[str, Any]]] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(model.learners):
@@ -443,7 +405,9 @@ def _learner_settings(
                     shown,
                     setting,
                     problems,
-                    build.check_learner,
+                    functools.partial(
+                        build.check_learner, horizon=model.experiment.horizon, context=context
+                    ),
                     entry.name,
                     setting,
                 )

@@ -29,6 +29,7 @@ scikit-learn's constructor rule).
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
@@ -81,6 +82,14 @@ class Learner(Configurable, ABC, Generic[FeedbackT]):
         self._rng_arg = rng
         self.rngs = RunGenerators.from_rng(rng, self.n_runs)
         self.run_index: NDArray[np.intp] = np.arange(self.n_runs, dtype=np.intp)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every concrete update() is guarded: it receives exactly the declared feedback
+        # kind, so learners type `feedback` by that kind and never narrow it themselves.
+        super().__init_subclass__(**kwargs)
+        update = cls.__dict__.get("update")
+        if update is not None and not getattr(update, "_checks_kind", False):
+            cls.update = _checked_update(update)  # type: ignore[method-assign]
 
     @abstractmethod
     def rank(self, context: Context) -> Orders:
@@ -137,3 +146,21 @@ class ParameterDueler(Protocol):
     def learn(self, outcome: ArrayLike) -> None:
         """Update from this round's duel: outcomes or preferences, shape (B,)."""
         ...
+
+
+def _checked_update(update: Any) -> Any:
+    """``update`` refusing feedback of another kind than the learner's ``requires``."""
+
+    @functools.wraps(update)
+    def checked(self: Learner[Any], context: Context, orders: Orders, feedback: Any) -> None:
+        required = self.requires.kind
+        if required != "none" and getattr(feedback, "kind", None) != required:
+            raise TypeError(
+                f"{type(self).__name__}.update needs {required!r} feedback "
+                f"({self.requires.describe()}), got {type(feedback).__name__}; "
+                "pass feedback.restrict(learner.requires)"
+            )
+        update(self, context, orders, feedback)
+
+    checked._checks_kind = True  # type: ignore[attr-defined]
+    return checked
