@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "oltr.types": 0,
     "oltr.random": 0,
     "oltr.validation": 0,
+    "oltr.errors": 0,
     "oltr.registry": 0,
     "oltr.version": 0,
     "oltr.metrics": 1,

@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.data.tokenizer import _check_dense_size, _parse_fast
+from oltr.errors import DataFormatError
 
 __all__ = ["PARSER_VERSION", "LetorFormatError"]
 
@@ -63,7 +64,7 @@ PARSER_VERSION = 1
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class LetorFormatError(ValueError):
+class LetorFormatError(DataFormatError):
     """A LETOR / SVMlight or group file is malformed; the message reads ``file:line: problem``."""
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from oltr.errors import ConfigFileError
+
 __all__ = [
     "ComponentSection",
     "ConfigError",
@@ -19,7 +21,7 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigFileError):
     """An experiment config that cannot be run; ``problems`` lists every reason."""
 
     def __init__(self, source: str, problems: Iterable[str]) -> None:

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from oltr.errors import RunFailedError
 from oltr.experiments import storage
 from oltr.experiments.config import Experiment, PlannedRunSet
 from oltr.experiments.workers import RunSetFn, _compute, _default_run_set, _init_worker
@@ -52,7 +53,7 @@ __all__ = ["Backend", "SweepError", "SweepResult", "default_jobs", "run_experime
 Backend = Literal["local", "ray"]
 
 
-class SweepError(RuntimeError):
+class SweepError(RunFailedError):
     """A run set raised while running; finished run sets were kept."""
 
 
