@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oltr.cli import app
+from oltr.errors import EXIT_CODES
 from oltr.experiments import storage, sweep
 from oltr.experiments.config import load_config
 
@@ -192,7 +194,7 @@ def test_bad_config_fails_before_any_work(tmp_path: Path, old: str, new: str, me
     path.write_text(text)
     out = tmp_path / "res"
     result = runner.invoke(app, ["run", str(path), "--out", str(out)])
-    assert result.exit_code == 2
+    assert result.exit_code == EXIT_CODES["config"]
     assert message in result.stderr
     assert result.stderr.startswith(f"error: invalid experiment config {path}")
     assert not out.exists()
@@ -201,7 +203,7 @@ def test_bad_config_fails_before_any_work(tmp_path: Path, old: str, new: str, me
 
 def test_run_missing_config(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", str(tmp_path / "nope.toml")])
-    assert result.exit_code == 2 and "file not found" in result.stderr
+    assert result.exit_code == EXIT_CODES["config"] and "file not found" in result.stderr
 
 
 def test_report_command(tmp_path: Path) -> None:
@@ -294,3 +296,66 @@ def test_function_reproduction_is_listed_and_writes_its_table(tmp_path, monkeypa
     assert calls == ["full"]
     assert pd.read_csv(out / "table.csv")["regret"].tolist() == [0.25]
     assert "| P1 | 1 | 0.25 |" in (out / "table.md").read_text()
+
+
+# ----------------------------------------------------------------------------- file-system faults
+
+
+def _file_at(tmp_path: Path) -> Path:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    return blocker
+
+
+FS_FAULTS = [
+    # (id, arguments given the config path and tmp_path, message regex)
+    ("out-is-a-file", lambda c, t: ["run", str(c), "--out", str(_file_at(t))], r"is a file"),
+    (
+        "out-under-a-file",
+        lambda c, t: ["run", str(c), "--out", str(_file_at(t) / "r")],
+        r"is a file",
+    ),
+    (
+        "report-out-under-a-file",
+        lambda c, t: ["report", str(t / "res"), "--out", str(_file_at(t) / "rep")],
+        r"is a file",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("make_args", "message"), [f[1:] for f in FS_FAULTS], ids=[f[0] for f in FS_FAULTS]
+)
+def test_file_system_faults_are_one_line_with_their_exit_code(
+    tmp_path: Path, make_args: object, message: str
+) -> None:
+    config = _config(tmp_path)
+    if "report" in make_args(config, tmp_path)[0]:  # type: ignore[operator]
+        assert (
+            runner.invoke(app, ["run", str(config), "--out", str(tmp_path / "res"), "-q"]).exit_code
+            == 0
+        )
+        (tmp_path / "a-file").unlink(missing_ok=True)
+    result = runner.invoke(app, make_args(config, tmp_path))  # type: ignore[operator]
+    assert result.exit_code == EXIT_CODES["file system"], result.output
+    assert re.search(message, result.stderr) and result.stderr.count("\n") == 1
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores folder permissions")
+def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        result = runner.invoke(app, ["run", str(_config(tmp_path)), "--out", str(locked / "r")])
+    finally:
+        locked.chmod(0o700)
+    assert result.exit_code == EXIT_CODES["file system"]
+    assert "not writable" in result.stderr or "Permission denied" in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["--debug", "run", str(tmp_path / "nope.toml")])
+    assert result.exit_code != 0 and result.exception is not None
+    assert type(result.exception).__name__ == "ConfigError"

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from oltr.errors import StorageError
 from oltr.experiments import storage
 from oltr.experiments.runner import RunSetSpec
 
@@ -170,7 +171,7 @@ def test_failed_write_leaves_no_trace_and_no_temporary(
         storage.write_run_set(tmp_path, "abc", _trace(), _record())
     runs = tmp_path / "runs"
     assert not (runs / "abc.parquet").exists()
-    assert [p.name for p in runs.iterdir()] == ["abc.json"]  # no temporary left behind
+    assert list(runs.iterdir()) == []  # neither the sidecar nor a temporary is left behind
     assert storage.finished_run_sets(tmp_path) == set()
 
 
@@ -227,3 +228,36 @@ class _Other:
 
 def test_run_set_id_accepts_any_dataclass() -> None:
     assert storage.run_set_id(_Other(1)) != storage.run_set_id(_Other(2))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b[: len(b) // 2],  # truncated
+        lambda b: b[:100] + bytes([b[100] ^ 0xFF]) + b[101:],  # one byte flipped
+        lambda b: b"",  # emptied
+    ],
+    ids=["truncated", "flipped-byte", "empty"],
+)
+def test_a_damaged_trace_is_not_finished_and_reading_it_names_the_file(
+    tmp_path: Path, damage: object
+) -> None:
+    path = storage.write_run_set(tmp_path, "abc", _trace(), _record())
+    storage.write_run_set(tmp_path, "def", _trace(), _record())
+    assert storage.finished_run_sets(tmp_path) == {"abc", "def"}
+    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
+    assert storage.finished_run_sets(tmp_path) == {"def"}
+    assert set(storage.damaged_run_sets(tmp_path)) == {"abc"}
+    with pytest.raises(StorageError, match=r"abc\.parquet: damaged trace .*oltr run"):
+        storage.load_results(tmp_path)
+
+
+def test_a_trace_without_a_recorded_checksum_is_checked_by_its_footer(tmp_path: Path) -> None:
+    path = storage.write_run_set(tmp_path, "abc", _trace(), _record())
+    sidecar = path.with_suffix(".json")
+    record = json.loads(sidecar.read_text())
+    del record["trace_file"]  # as written by an older version
+    sidecar.write_text(json.dumps(record))
+    assert storage.finished_run_sets(tmp_path) == {"abc"}
+    path.write_bytes(path.read_bytes()[:-20])  # the footer is gone
+    assert storage.finished_run_sets(tmp_path) == set()

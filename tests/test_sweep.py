@@ -150,6 +150,22 @@ def test_rerun_skips_finished_run_sets(
     assert all(after[n] == before[n] for n in unchanged)
 
 
+def test_a_damaged_trace_is_recomputed_and_the_rest_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("OLTR_TEST_LOG", str(log))
+    exp, out = _experiment(), tmp_path / "res"
+    sweep.run_experiment(exp, out=out, jobs=1, progress=False, run_set_fn=_logged_run_set)
+    expected = _traces(out)
+    victim = out / "runs" / f"{exp.run_sets[2].run_set_id}.parquet"
+    victim.write_bytes(victim.read_bytes()[:-40])  # damaged: a partly overwritten footer
+    again = sweep.run_experiment(exp, out=out, jobs=1, progress=False, run_set_fn=_logged_run_set)
+    assert again.computed == (exp.run_sets[2].run_set_id,)
+    assert len(_calls(log)) == 7
+    pd.testing.assert_frame_equal(_traces(out), expected)
+
+
 def test_stale_temporaries_are_cleaned(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir(parents=True)

@@ -1,17 +1,14 @@
 """The ``oltr`` command.
 
-One module per command group; this module only assembles them and owns the one
-error path: every expected failure (:mod:`oltr.errors`, argument checks, file
-system faults) is printed as one line, ``error: ...``, with a distinct exit code
-(:data:`oltr.errors.EXIT_CODES`) and no traceback. ``oltr --debug ...`` or
-``OLTR_DEBUG=1`` shows the traceback instead, for bug reports.
+One module per command group; this module only assembles them. Every command
+goes through one error path (:mod:`oltr.cli.errors`): an expected failure is one
+line, ``error: ...``, with a distinct exit code; ``oltr --debug ...`` shows the
+traceback instead.
 """
 
 from __future__ import annotations
 
-import errno
-import os
-import sys
+from typing import Annotated
 
 import typer
 
@@ -20,16 +17,26 @@ from oltr.cli import data as _data
 from oltr.cli import demo as _demo
 from oltr.cli import experiments as _experiments
 from oltr.cli import theory as _theory
-from oltr.errors import EXIT_CODES, OltrError
+from oltr.cli.errors import handle_errors, set_debug
 
 app = typer.Typer(
     name="oltr",
-    help="Online learning to rank from restricted feedback. "
-    "Add --debug (first) to see a traceback on errors.",
+    help="Online learning to rank from restricted feedback.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _root(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the traceback of an error (for bug reports).")
+    ] = False,
+) -> None:
+    set_debug(debug)
+
+
 app.command("demo")(_demo.demo)
 app.command("list")(_catalog.list_components)
 app.add_typer(_data.app, name="data")
@@ -37,43 +44,18 @@ app.add_typer(_theory.app, name="theory")
 _experiments.register(app)
 
 
-def describe_os_error(exc: OSError) -> str:
-    """One line for a file-system fault: the path, what happened, and what to check."""
-    path = exc.filename if exc.filename is not None else "(unknown path)"
-    reason = exc.strerror or str(exc)
-    hints = {
-        "EACCES": "check the folder's permissions or choose another --out",
-        "EROFS": "the file system is read-only; choose another --out",
-        "ENOTDIR": "a file stands where a folder is needed; move it or choose another --out",
-        "EEXIST": "a file stands where a folder is needed; move it or choose another --out",
-        "ENOSPC": "the disk is full; free space and run again (finished work is kept)",
-        "ENOENT": "check the path",
-        "EISDIR": "a folder stands where a file is needed",
-    }
-    name = errno.errorcode.get(exc.errno or 0, "")
-    hint = f"; {hints[name]}" if name in hints else ""
-    return f"{path}: {reason}{hint}"
+def _wrap_commands(root: typer.Typer) -> None:
+    for info in root.registered_commands:
+        if info.callback is not None:
+            info.callback = handle_errors(info.callback)
+    for group in root.registered_groups:
+        if group.typer_instance is not None:
+            _wrap_commands(group.typer_instance)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the console script: run the command, turn expected failures into one line."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = os.environ.get("OLTR_DEBUG", "") not in ("", "0")
-    if args and args[0] == "--debug":
-        debug, args = True, args[1:]
-    try:
-        app(args=args, prog_name="oltr")
-    except (OltrError, OSError, ValueError, TypeError) as exc:
-        if debug:
-            raise
-        if isinstance(exc, OltrError):
-            code = exc.exit_code
-            message = str(exc)
-        elif isinstance(exc, OSError):
-            code = EXIT_CODES["file system"]
-            message = describe_os_error(exc)
-        else:
-            code = EXIT_CODES["input"]
-            message = str(exc)
-        typer.echo(f"error: {message}", err=True)
-        sys.exit(code)
+_wrap_commands(app)
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()

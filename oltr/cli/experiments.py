@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from oltr.errors import InputError
+
 if TYPE_CHECKING:
     from oltr.experiments.config import Experiment
 
@@ -92,10 +94,10 @@ def _execute(
             err=True,
         )
         raise typer.Exit(130) from None
-    except SweepError as exc:
-        raise _fail(str(exc), 1) from None
-    except (RuntimeError, ValueError) as exc:  # e.g. Ray missing, bad --jobs
-        raise _fail(str(exc)) from None
+    except RuntimeError as exc:  # Ray missing or failing to start: a problem with the setup
+        if isinstance(exc, SweepError):
+            raise
+        raise InputError(str(exc)) from None
     if report:
         rep = write_report(results_dir)
         typer.echo(f"report: {rep.html}")
@@ -119,12 +121,8 @@ def run(
 ) -> None:
     """Run an experiment config; finished run sets in the results folder are skipped."""
     from oltr.experiments.config import load_config
-    from oltr.experiments.schema import ConfigError
 
-    try:
-        experiment = load_config(config, size=size)
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
+    experiment = load_config(config, size=size)
     _execute(
         experiment, out=out, jobs=jobs, backend=backend, address=address, quiet=quiet, report=report
     )
@@ -143,10 +141,7 @@ def report(
     """Plots (PNG, SVG), a table of final values (Markdown, CSV) and one HTML page."""
     from oltr.experiments.report import write_report
 
-    try:
-        rep = write_report(results_dir, measures=measure or None, out=out)
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
+    rep = write_report(results_dir, measures=measure or None, out=out)
     typer.echo(f"wrote {len(rep.images)} images, {rep.table_md.name}, {rep.table_csv.name}")
     typer.echo(f"report: {rep.html}")
 
@@ -172,7 +167,6 @@ def reproduce(
         load_reproduction,
         run_function_reproduction,
     )
-    from oltr.experiments.schema import ConfigError
 
     if list_:
         entries = list_reproductions()
@@ -187,10 +181,7 @@ def reproduce(
         typer.echo((folder / "table.md").read_text(encoding="utf-8"))
         typer.echo(f"tables in {folder}")
         return
-    try:
-        experiment: Any = load_reproduction(name, size=size.value)
-    except (ConfigError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+    experiment: Any = load_reproduction(name, size=size.value)
     _execute(
         experiment, out=out, jobs=jobs, backend=backend, address=address, quiet=quiet, report=True
     )

@@ -293,7 +293,7 @@ def write_report(
     for m in chosen:
         quantity_for(df, m)  # fail on an unknown measure before writing anything
     out_dir = Path(out) if out is not None else results_dir / "report"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    storage.prepare_dir(out_dir, what="report folder")
 
     figures: dict[str, Figure] = {}
     images: list[Path] = []

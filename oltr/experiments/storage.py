@@ -17,7 +17,11 @@ therefore leaves only whole files, plus at worst some temporaries (hidden
 sweep at a time may write into a results folder.
 
 The Parquet file also carries the JSON record in its schema metadata (key
-``oltr``), so a trace is self-describing even without its sidecar.
+``oltr``), so a trace is self-describing even without its sidecar. The sidecar
+records the trace file's size and SHA-256 (``trace_file``); a trace whose bytes
+no longer match (truncated, overwritten, a damaged footer) does not count as
+finished: a sweep recomputes it, and reading it raises a
+:class:`~oltr.errors.StorageError` naming the file.
 """
 
 from __future__ import annotations
@@ -34,10 +38,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from oltr.errors import StorageError
+
 __all__ = [
     "FORMAT_VERSION",
     "MANIFEST",
     "clean_stale",
+    "damaged_run_sets",
+    "prepare_dir",
     "finished_run_sets",
     "load_metadata",
     "load_results",
@@ -79,11 +87,46 @@ def runs_dir(results_dir: str | Path) -> Path:
 
 
 def finished_run_sets(results_dir: str | Path) -> set[str]:
-    """Ids of the run sets whose trace has been written."""
+    """Ids of the run sets whose trace has been written and is intact."""
+    return set(_traces(results_dir)) - set(damaged_run_sets(results_dir))
+
+
+def damaged_run_sets(results_dir: str | Path) -> dict[str, str]:
+    """Run sets whose trace file exists but is not what was written: id -> what is wrong."""
+    return {rid: problem for rid, path in _traces(results_dir).items() if (problem := _check(path))}
+
+
+def _traces(results_dir: str | Path) -> dict[str, Path]:
     folder = runs_dir(results_dir)
     if not folder.is_dir():
-        return set()
-    return {p.stem for p in folder.glob("*.parquet") if not p.name.startswith(".")}
+        return {}
+    return {p.stem: p for p in folder.glob("*.parquet") if not p.name.startswith(".")}
+
+
+def _digest(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _check(trace: Path) -> str | None:
+    """None when ``trace`` is intact, else why not (size, checksum or footer)."""
+    sidecar = trace.with_suffix(".json")
+    try:
+        expected = json.loads(sidecar.read_text(encoding="utf-8")).get("trace_file")
+    except (OSError, ValueError):
+        expected = None
+    if expected is not None:
+        size = trace.stat().st_size
+        if size != expected["size"]:
+            return f"{size} bytes, {expected['size']} were written"
+        if _digest(trace) != expected["sha256"]:
+            return "its SHA-256 differs from the one recorded when it was written"
+        return None
+    try:  # written before checksums were recorded: the Parquet footer must at least read
+        pq.read_metadata(trace)
+    except (OSError, pa.ArrowException) as exc:
+        return f"unreadable Parquet ({exc})"
+    return None
 
 
 def clean_stale(results_dir: str | Path) -> list[Path]:
@@ -95,6 +138,35 @@ def clean_stale(results_dir: str | Path) -> list[Path]:
                 tmp.unlink(missing_ok=True)
                 removed.append(tmp)
     return removed
+
+
+def prepare_dir(folder: str | Path, *, what: str = "results folder") -> Path:
+    """Create ``folder`` if needed and prove it writable, before any work is done.
+
+    Raises
+    ------
+    StorageError
+        Naming the folder, what stands in the way (a file where a folder should
+        be, no permission, a read-only or full disk) and what to do.
+    """
+    path = Path(folder)
+    blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise StorageError(
+            f"{path}: cannot use it as the {what}: {blocker} is a file, not a folder; "
+            "move it or choose another folder"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".oltr-write-probe.{os.getpid()}.tmp"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise StorageError(
+            f"{path}: the {what} is not writable ({exc.strerror or exc}); "
+            "check its permissions and free space, or choose another folder"
+        ) from None
+    return path
 
 
 def write_json_atomic(path: str | Path, record: Mapping[str, Any]) -> None:
@@ -131,13 +203,19 @@ def write_run_set(
             raise ValueError(f"record must hold {key!r}; it has {sorted(record)}")
     folder = runs_dir(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(folder / f"{run_set}.json", record)
     table = pa.Table.from_pandas(trace, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_META_KEY] = json.dumps(_jsonable(record)).encode()
     table = table.replace_schema_metadata(meta)
     target = folder / f"{run_set}.parquet"
-    _atomic_write(target, lambda tmp: pq.write_table(table, tmp))
+
+    def write_trace(tmp: Path) -> None:
+        pq.write_table(table, tmp)
+        # The sidecar (with the trace's size and checksum) lands before the trace does.
+        sidecar = {**record, "trace_file": {"size": tmp.stat().st_size, "sha256": _digest(tmp)}}
+        write_json_atomic(folder / f"{run_set}.json", sidecar)
+
+    _atomic_write(target, write_trace)
     return target
 
 
@@ -164,6 +242,14 @@ def load_metadata(
     """The JSON records of the finished run sets, by id (selection as in :func:`load_results`)."""
     folder = runs_dir(results_dir)
     ids = sorted(_selected(results_dir, include_all))
+    damaged = {rid: why for rid, why in damaged_run_sets(results_dir).items() if rid in ids}
+    if damaged:
+        rid, why = next(iter(sorted(damaged.items())))
+        raise StorageError(
+            f"{folder / (rid + '.parquet')}: damaged trace ({why})"
+            + (f" and {len(damaged) - 1} more" if len(damaged) > 1 else "")
+            + "; run the experiment again (`oltr run`) to recompute it"
+        )
     out = {}
     for rid in ids:
         schema = pq.read_schema(folder / f"{rid}.parquet")
@@ -217,7 +303,7 @@ def load_results(results_dir: str | Path, *, include_all: bool = False) -> pd.Da
 
 
 def _selected(results_dir: str | Path, include_all: bool) -> set[str]:
-    done = finished_run_sets(results_dir)
+    done = set(_traces(results_dir))
     if include_all:
         return done
     manifest = read_manifest(results_dir)

@@ -91,6 +91,8 @@ def run_experiment(
     """
     _check_arguments(jobs, backend, address)  # before anything is written
     results_dir = Path(out) if out is not None else experiment.output
+    storage.prepare_dir(results_dir)
+    storage.prepare_dir(storage.runs_dir(results_dir), what="runs folder")
     manifest = {
         "format": storage.FORMAT_VERSION,
         "name": experiment.name,

@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oltr.errors import InputError
 from oltr.feedback import DuelFeedback, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.registry import register_dueler, register_learner
@@ -439,6 +440,12 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
         if x is None:
             raise ValueError(
                 "DBGD ranks feature lists (linear scorers); the context has no features"
+            )
+        if not np.isfinite(x).all():
+            row, col = np.argwhere(~np.isfinite(x))[0]
+            raise InputError(
+                f"DBGD: the features of round {context.t} are not finite "
+                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
             )
         if self._w is None:
             self._start(int(x.shape[1]))

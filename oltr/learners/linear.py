@@ -25,6 +25,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from oltr.errors import InputError, NumericalError
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_scalar
@@ -171,6 +172,12 @@ class LinearRanker(Learner[FeedbackT]):
                 f"{type(self).__name__} ranks feature lists: the context of round "
                 f"{context.t} has no features"
             )
+        if not np.isfinite(x).all():
+            row, col = np.argwhere(~np.isfinite(x))[0]
+            raise InputError(
+                f"{type(self).__name__}: the features of round {context.t} are not finite "
+                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
+            )
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]))
         elif x.shape[1] != self._weights.shape[1]:
@@ -201,3 +208,22 @@ class LinearRanker(Learner[FeedbackT]):
         assert self._weights is not None and context.features is not None
         batch_step(self._weights, direction, eta, context.features)
         project_rows(self._weights, radius)
+        if not np.isfinite(self._weights).all():
+            self._fail_not_finite(context, direction, radius)
+
+    def _fail_not_finite(self, context: Context, direction: FloatArray, radius: float) -> None:
+        """Stop with the learner, the round and the likely cause, instead of ranking with NaN."""
+        assert self._weights is not None and context.features is not None
+        run = int(np.argwhere(~np.isfinite(self._weights).all(axis=1))[0][0])
+        if not np.isfinite(direction[run]).all():
+            cause = "the step direction itself was not finite"
+        elif radius == np.inf:
+            cause = "the weights overflowed (radius=inf leaves them unbounded; set a finite radius)"
+        else:
+            cause = "the weights overflowed"
+        largest = float(np.abs(context.features).max())
+        raise NumericalError(
+            f"{type(self).__name__}: the weights of run {run} stopped being finite in round "
+            f"{context.t}: {cause}; largest |feature| this round {largest:.3g} "
+            "(normalise the features, or lower eta)"
+        )
