@@ -359,3 +359,33 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--debug", "run", str(tmp_path / "nope.toml")])
     assert result.exit_code != 0 and result.exception is not None
     assert type(result.exception).__name__ == "ConfigError"
+
+
+def test_a_learner_of_your_own_runs_from_a_config_by_module_and_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_rankers.py").write_text(
+        "import numpy as np\n"
+        "from oltr.learners import Learner\n"
+        "class Reverse(Learner):\n"
+        '    """Shows the items in reverse index order."""\n'
+        "    def rank(self, context):\n"
+        "        return np.tile(np.arange(context.n_items)[::-1], (self.n_runs, 1))\n"
+        "    def update(self, context, orders, feedback):\n"
+        "        pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = _config(tmp_path, horizon=20)
+    text = config.read_text()
+    first_learner = text.index('name = "', text.index("[[learners]]"))
+    end = text.index("\n", first_learner)
+    config.write_text(text[:first_learner] + 'name = "my_rankers:Reverse"' + text[end:])
+    out = tmp_path / "res"
+    result = runner.invoke(app, ["run", str(config), "--out", str(out), "-j", "1", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "my_rankers:Reverse" in set(storage.load_results(out)["learner"])
+
+    config.write_text(config.read_text().replace("my_rankers:Reverse", "my_rankers:Nope"))
+    bad = runner.invoke(app, ["run", str(config), "--out", str(out)])
+    assert bad.exit_code == EXIT_CODES["config"]
+    assert "my_rankers.Nope is not a Learner subclass (no such name in the module)" in bad.stderr

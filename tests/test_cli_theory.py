@@ -99,3 +99,18 @@ def test_bad_input_exits_2() -> None:
     assert "unknown measure" in res.output
     res = runner.invoke(app, ["theory", "observability", "--m", "0"])
     assert res.exit_code == 2 and "n_items" in res.output
+
+
+def test_huge_matrices_are_refused_before_computing_them() -> None:
+    res = runner.invoke(app, ["theory", "matrices", "--m", "8"])
+    assert res.exit_code == 2
+    assert "40,320 x 256 = 10,321,920 cells" in res.output and "--force" in res.output
+
+
+def test_observability_reports_each_stage_in_order() -> None:
+    from oltr.theory.matrices import ranking_game
+    from oltr.theory.observability import ANALYSIS_STAGES, analyze_game
+
+    seen: list[str] = []
+    analyze_game(ranking_game("sumloss", 3), progress=seen.append)
+    assert tuple(seen) == ANALYSIS_STAGES

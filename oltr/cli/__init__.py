@@ -20,6 +20,7 @@ from oltr.cli import theory as _theory
 from oltr.cli.errors import handle_errors, set_debug
 
 app = typer.Typer(
+    rich_markup_mode=None,  # plain help: no "<bool>" metavar on flags
     name="oltr",
     help="Online learning to rank from restricted feedback.",
     no_args_is_help=True,

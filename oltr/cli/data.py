@@ -15,7 +15,9 @@ from oltr.data.letor import load_letor, write_letor
 from oltr.data.synthetic import synthetic_letor
 
 app = typer.Typer(
-    help="Inspect LETOR / SVMlight data files and write synthetic ones.", no_args_is_help=True
+    rich_markup_mode=None,  # plain help: no "<bool>" metavar on flags
+    help="Inspect LETOR / SVMlight data files and write synthetic ones.",
+    no_args_is_help=True,
 )
 
 

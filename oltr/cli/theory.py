@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Annotated, Any
 
 import numpy as np
 import typer
+from tqdm.auto import tqdm
+
+from oltr.errors import InputError
 
 app = typer.Typer(
-    help="Loss/feedback matrices, observability and impossibility witnesses.", no_args_is_help=True
+    rich_markup_mode=None,  # plain help: no "<bool>" metavar on flags
+    help="Loss/feedback matrices, observability and impossibility witnesses.",
+    no_args_is_help=True,
 )
 
 MeasureOpt = Annotated[
@@ -25,6 +32,8 @@ KOpt = Annotated[int, typer.Option("--k", help="Feedback depth: relevances of th
 GradesOpt = Annotated[
     int, typer.Option("--grades", help="Largest relevance grade n (grades 0..n; 1 = binary).")
 ]
+#: Beyond this many cells per matrix, ``matrices`` asks for --force (m = 7, binary: 645,120).
+MAX_PRINTED_CELLS = 200_000
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
@@ -74,12 +83,20 @@ def matrices(
         str, typer.Option(help="Column order: lex (CT15 Table 1) or weight (CT15 §15).")
     ] = "lex",
     as_json: JsonOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Print matrices of any size.")] = False,
 ) -> None:
     """Print the loss (or gain) matrix L and the feedback matrix H (CT15 Tables 1–2)."""
 
     def go() -> None:
         from oltr.theory.matrices import ranking_game
 
+        cells = math.factorial(m) * (grades + 1) ** m if 1 <= m <= 12 else 0
+        if cells > MAX_PRINTED_CELLS and not force:
+            raise InputError(
+                f"the matrices for m={m}, grades 0..{grades} have {math.factorial(m):,} x "
+                f"{(grades + 1) ** m:,} = {cells:,} cells per matrix (hundreds of MB of text); "
+                "add --force to print them anyway (redirect to a file), or choose a smaller --m"
+            )
         g = ranking_game(
             measure,
             m,
@@ -181,9 +198,22 @@ def observability(
 
     def go() -> None:
         from oltr.theory.matrices import ranking_game
-        from oltr.theory.observability import analyze_game
+        from oltr.theory.observability import ANALYSIS_STAGES, analyze_game
 
-        rep = analyze_game(ranking_game(measure, m, k=k, max_grade=grades))
+        game = ranking_game(measure, m, k=k, max_grade=grades)
+        started: list[str] = []
+        with tqdm(
+            total=len(ANALYSIS_STAGES), unit="stage", leave=False, disable=None, file=sys.stderr
+        ) as bar:
+
+            def stage(name: str) -> None:
+                if started:  # the previous stage is done
+                    bar.update(1)
+                started.append(name)
+                bar.set_description(name)
+
+            rep = analyze_game(game, progress=stage)
+            bar.update(1)
         if as_json:
             typer.echo(json.dumps(rep, indent=1))
         else:

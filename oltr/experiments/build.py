@@ -13,6 +13,7 @@ so the registry tables are complete.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +22,7 @@ import oltr.envs  # noqa: F401  (registers every environment)
 import oltr.feedback  # noqa: F401  (registers every feedback model)
 import oltr.learners  # noqa: F401  (registers every learner)
 from oltr.envs.base import Environment
+from oltr.errors import InputError
 from oltr.feedback import FeedbackModel, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.registry import ENVIRONMENTS, FEEDBACK_MODELS, LEARNERS
@@ -32,6 +34,7 @@ __all__ = [
     "check_feedback",
     "check_learner",
     "first_context",
+    "learner_class",
     "make_env",
     "make_feedback",
     "make_learner",
@@ -59,6 +62,34 @@ def _check_params(
     return dict(params)
 
 
+def learner_class(name: str) -> type[Learner[Any]]:
+    """The learner class named ``name``: a registry name, or ``"package.module:Class"``.
+
+    The second form runs a learner of your own without registering it: the module
+    is imported (it must be importable, e.g. on ``PYTHONPATH``, also in worker
+    processes) and ``Class`` must subclass :class:`~oltr.learners.base.Learner`.
+    """
+    if ":" not in name:
+        registered = LEARNERS.lookup(name)
+        assert issubclass(registered, Learner)
+        return registered
+    module_name, _, attr = name.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(
+            f"learner {name!r}: cannot import module {module_name!r} ({exc}); "
+            "is it installed or on PYTHONPATH?"
+        ) from None
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, Learner)):
+        raise InputError(
+            f"learner {name!r}: {module_name}.{attr} is not a Learner subclass"
+            + (" (no such name in the module)" if cls is None else "")
+        )
+    return cls
+
+
 def make_learner(
     name: str,
     params: Mapping[str, Any] | None = None,
@@ -73,16 +104,11 @@ def make_learner(
     e.g. a block length ``K = m^{-1/3} T^{2/3}``) gets ``horizon`` here unless
     ``params`` sets it.
     """
-    cls = LEARNERS.lookup(name)
+    cls = learner_class(name)
     kwargs = _check_params("learner", name, cls, params, ("n_runs", "rng"))
-    if (
-        horizon is not None
-        and "horizon" not in kwargs
-        and issubclass(cls, Learner)
-        and cls.horizon_dependent
-    ):
+    if horizon is not None and "horizon" not in kwargs and cls.horizon_dependent:
         kwargs["horizon"] = horizon
-    return cls(**kwargs, n_runs=n_runs, rng=rngs)  # type: ignore[no-any-return]
+    return cls(**kwargs, n_runs=n_runs, rng=rngs)
 
 
 def make_env(

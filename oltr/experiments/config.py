@@ -307,7 +307,7 @@ def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> di
             model.feedback.params,
         )
     for i, entry in enumerate(model.learners):
-        _known(f"learners[{i}]", entry.name, registry.LEARNERS, problems)
+        _known(f"learners[{i}]", entry.name, _LearnerNames(), problems)
     return env_params
 
 
@@ -329,6 +329,16 @@ def _check_heldout(model: ConfigModel, base: Path, problems: list[str]) -> dict[
         text = str(exc)
         problems.append(text if text.startswith("heldout:") else text.replace(" ", ": ", 1))
         return None
+
+
+class _LearnerNames(dict[str, Any]):
+    """Registered learner names, and any ``module:Class`` name (checked when built)."""
+
+    def __init__(self) -> None:
+        super().__init__(registry.LEARNERS.items())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (":" in name or super().__contains__(name))
 
 
 def _known(where: str, name: str, table: Mapping[str, Any], problems: list[str]) -> bool:
@@ -399,7 +409,7 @@ def _learner_settings(
         compatible_checked = False
         for setting in settings:
             shown = ", ".join(f"{k}={_fmt(setting[k])}" for k in varying)
-            if entry.name in registry.LEARNERS:
+            if entry.name in _LearnerNames():
                 ok = _check_param(
                     f"learners[{i}].params",
                     shown,

@@ -145,10 +145,11 @@ def load_reproduction(name: str, *, size: str = "small") -> Experiment:
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
-    known = {r.name: r for r in list_reproductions() if r.resource is not None}
+    every = {r.name: r for r in list_reproductions()}
+    known = {n: r for n, r in every.items() if r.resource is not None}
     if name not in known:
         raise ValueError(
-            f"unknown reproduction {name!r}; available: {', '.join(sorted(known)) or 'none'}"
+            f"unknown reproduction {name!r}; available: {', '.join(sorted(every)) or 'none'}"
             " (oltr reproduce --list)"
         )
     resource = known[name].resource

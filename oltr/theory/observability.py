@@ -27,6 +27,7 @@ Theorem 4), §14.1.1, §15 (Lemma 11); Bartók et al. (2014) §2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -273,8 +274,20 @@ def local_observability(
     return _result("local", checks, tol)
 
 
-def analyze_game(game: RankingGame, *, tol: float = DEFAULT_TOL) -> dict[str, Any]:
+#: The stages of :func:`analyze_game`, in order (for progress displays).
+ANALYSIS_STAGES = ("cells and neighbours", "global observability", "global (Pareto pairs)", "local")
+
+
+def analyze_game(
+    game: RankingGame,
+    *,
+    tol: float = DEFAULT_TOL,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Cells, neighbours and both observability verdicts of a game, JSON-ready.
+
+    ``progress`` is called with each stage's name (:data:`ANALYSIS_STAGES`) as it
+    starts: the cell LPs grow fast with m (seconds at m = 5).
 
     Returns
     -------
@@ -282,9 +295,14 @@ def analyze_game(game: RankingGame, *, tol: float = DEFAULT_TOL) -> dict[str, An
         Keys ``measure, n_items, k, max_grade, n_actions, n_outcomes, n_classes,
         duplicate_classes, n_pareto, neighbours, global, global_pareto, local``.
     """
+    report = progress if progress is not None else (lambda stage: None)
+    report(ANALYSIS_STAGES[0])
     cells = cell_structure(game)
+    report(ANALYSIS_STAGES[1])
     glob = global_observability(game, cells=cells, tol=tol)
+    report(ANALYSIS_STAGES[2])
     glob_p = global_observability(game, pairs="pareto", cells=cells, tol=tol)
+    report(ANALYSIS_STAGES[3])
     loc = local_observability(game, cells=cells, tol=tol)
     lab = game.action_labels
     m = None if game.actions is None else int(game.actions.shape[1])
