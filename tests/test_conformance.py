@@ -28,6 +28,7 @@ from oltr.feedback import (
     FEEDBACK_KINDS,
     BanditFeedback,
     ChoiceFeedback,
+    ClickFeedback,
     DuelFeedback,
     Feedback,
     FeedbackModel,
@@ -50,6 +51,7 @@ FEEDBACK_CLASS: dict[str, type[Feedback]] = {
     "choice": ChoiceFeedback,
     "bandit": BanditFeedback,
     "duel": DuelFeedback,
+    "clicks": ClickFeedback,
 }
 
 

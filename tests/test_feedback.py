@@ -45,7 +45,7 @@ def req(kind: str, k: int | None = None) -> FeedbackRequirement:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"kind": "clicks"}, ValueError, "feedback kind must be one of"),
+        ({"kind": "gaze"}, ValueError, "feedback kind must be one of"),
         ({"kind": "topk"}, TypeError, "k must be an int >= 1 for kind='topk'"),
         ({"kind": "topk", "k": 0}, ValueError, "k must be >= 1"),
         ({"kind": "topk", "k": 1.5}, TypeError, "k must be an int"),
@@ -221,7 +221,7 @@ def test_models_reject_malformed_orders(model: Any, orders: Any, error: type, ma
         ("bandit", {"measure": "ndcg@x"}, ValueError, "cannot parse measure"),
         ("duel", {"link": "probit"}, ValueError, "link must be 'logistic' or 'sign'"),
         ("duel", {"scale": -1.0}, ValueError, "scale must be finite and > 0"),
-        ("clicks", {}, ValueError, "unknown feedback model 'clicks'; valid: bandit, choice"),
+        ("gaze", {}, ValueError, "unknown feedback model 'gaze'; valid: bandit, choice"),
     ],
 )
 def test_bad_model_parameters_are_named(

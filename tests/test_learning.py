@@ -8,7 +8,8 @@ weakest feedback model that satisfies its requirement, on
   (``fixed-items-v1``, Bernoulli draws each round; choice learners see the
   chosen item), or
 * feature lists: the built-in synthetic LETOR stream (``letor-stream-v1``: a
-  hidden linear model with noise, 200 queries),
+  hidden linear model with noise, 200 queries, grades 0..4; click learners see
+  the clicks of the informational cascade user),
 
 and its NDCG@5 averaged over the second half of the horizon is compared with
 the random ranker's on the same stream. The test is one-sided Welch's t over 8
@@ -43,6 +44,7 @@ FEEDBACK_FOR_KIND = {
     "choice": ("choice", {}),
     "bandit": ("bandit", {}),
     "duel": ("duel", {}),
+    "clicks": ("clicks", {"click_model": "informational"}),  # the noisiest standard user
     "none": ("full", {}),
 }
 

@@ -4,6 +4,14 @@ Click models (cascade, position-based) and team-draft, balanced and
 probabilistic interleaving.
 """
 
+from oltr.clicks.cascade import (
+    STOP_RULES,
+    StopRuleCascade,
+    check_grades,
+    click_model,
+    draw_uniforms,
+)
+from oltr.clicks.dcm import DependentClickModel
 from oltr.clicks.interleaving import (
     TEAM_A,
     TEAM_B,
@@ -23,33 +31,52 @@ from oltr.clicks.models import (
     normalize_rngs,
     uniform_draws,
 )
+from oltr.clicks.multileaving import (
+    multileave_credit,
+    preference_vs_first,
+    probabilistic_multileave,
+)
 from oltr.clicks.position_based import PositionBasedClickModel, position_based_model
 from oltr.clicks.probabilistic import (
     ProbabilisticInterleaving,
     probabilistic_interleave,
     softmax_weights,
 )
+from oltr.clicks.zoo import ClickSimulator, PositionBiasedModel, clicks_for_runs, make_click_model
 
 __all__ = [
     "CASCADE_PARAMETERS",
     "INTERLEAVING_METHODS",
+    "STOP_RULES",
     "TEAM_A",
     "TEAM_B",
     "BalancedInterleaving",
     "CascadeClickModel",
     "ClickModel",
+    "ClickSimulator",
+    "DependentClickModel",
     "Interleaving",
     "PositionBasedClickModel",
+    "PositionBiasedModel",
     "ProbabilisticInterleaving",
     "RNGs",
+    "StopRuleCascade",
     "TeamDraftInterleaving",
     "balanced_interleave",
     "cascade_model",
+    "check_grades",
+    "click_model",
+    "clicks_for_runs",
     "compare",
+    "draw_uniforms",
     "interleave",
+    "make_click_model",
+    "multileave_credit",
     "normalize_rngs",
     "position_based_model",
+    "preference_vs_first",
     "probabilistic_interleave",
+    "probabilistic_multileave",
     "softmax_weights",
     "team_draft_interleave",
     "uniform_draws",

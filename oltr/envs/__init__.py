@@ -8,7 +8,13 @@ Fixed item sets with adversarial relevance (:mod:`~oltr.envs.fixed`,
 registers every environment.
 """
 
-from oltr.envs.adversaries import FILE_FORMATS, CT15SimulationEnv, RelevanceFileEnv, read_relevance
+from oltr.envs.adversaries import (
+    FILE_FORMATS,
+    FIXTURES,
+    CT15SimulationEnv,
+    RelevanceFileEnv,
+    read_relevance,
+)
 from oltr.envs.base import (
     MAX_ENUMERATION_CELLS,
     MAX_ENUMERATION_ITEMS,
@@ -41,6 +47,7 @@ from oltr.envs.websearch import web_search_duel, web_search_ndcg, web_search_pre
 
 __all__ = [
     "FILE_FORMATS",
+    "FIXTURES",
     "MAX_ENUMERATION_CELLS",
     "MAX_ENUMERATION_ITEMS",
     "SEPARABLE_MEASURES",

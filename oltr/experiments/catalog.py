@@ -76,7 +76,7 @@ def catalog(kind: str) -> list[Entry]:
     """The entries of ``kind`` (one of :data:`CATALOGS`), sorted by name.
 
     >>> [e.name for e in catalog("feedback")][:3]
-    ['bandit', 'choice', 'duel']
+    ['bandit', 'choice', 'clicks']
     """
     if kind not in CATALOGS:
         raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(CATALOGS)}")

@@ -62,6 +62,11 @@ FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Yue & Joachims 2009 Table 1: DBGD average regret on P1-P5 x delta_L "
         "(synthetic duels; full: T = 10^6, 10 runs)",
     ),
+    "oltr-clicks": (
+        "oltr.experiments.clicks_reproduction:reproduce_oltr_clicks",
+        "PDGD vs P-MGD vs P-DBGD vs TD-DBGD vs RTop-kF on MQ2008/OHSUMED/MSLR with "
+        "perfect/navigational/informational clicks (full: 5 folds x 25 runs x 10^4)",
+    ),
     "yj09-fig2": (
         "oltr.experiments.yj09:reproduce_figure2",
         "Yue & Joachims 2009 Figure 2: DBGD vs BGD1 vs BGD2 average regret on P1 and P5",

@@ -5,10 +5,13 @@
   :class:`FeedbackRequirement` a learner declares;
 * :mod:`oltr.feedback.models`: the feedback models an environment reveals
   through (registered ``full``, ``top-k``, ``choice``, ``bandit``, ``duel``);
+* :mod:`oltr.feedback.clicks`: the clicks on the shown list under a click
+  model (``clicks``), for learners that learn from clicks directly;
 * :mod:`oltr.feedback.interleaved`: duels decided by interleaving two lists and
   simulated clicks (``interleaved-clicks``).
 """
 
+from oltr.feedback.clicks import ClickFeedback, ClickFeedbackModel
 from oltr.feedback.interleaved import InterleavedClickFeedback
 from oltr.feedback.kinds import (
     FEEDBACK_KINDS,
@@ -37,6 +40,8 @@ __all__ = [
     "BanditFeedbackModel",
     "ChoiceFeedback",
     "ChoiceFeedbackModel",
+    "ClickFeedback",
+    "ClickFeedbackModel",
     "DuelFeedback",
     "DuelFeedbackModel",
     "Feedback",

@@ -32,8 +32,8 @@ __all__ = [
     "TopKFeedback",
 ]
 
-FeedbackKind: TypeAlias = Literal["none", "full", "topk", "choice", "bandit", "duel"]
-FEEDBACK_KINDS: tuple[str, ...] = ("none", "full", "topk", "choice", "bandit", "duel")
+FeedbackKind: TypeAlias = Literal["none", "full", "topk", "choice", "bandit", "duel", "clicks"]
+FEEDBACK_KINDS: tuple[str, ...] = ("none", "full", "topk", "choice", "bandit", "duel", "clicks")
 
 _DESCRIPTIONS = {
     "none": "no feedback",
@@ -41,6 +41,7 @@ _DESCRIPTIONS = {
     "choice": "the set of chosen items",
     "bandit": "the loss of the shown list (bandit feedback)",
     "duel": "the outcome of a duel between two lists",
+    "clicks": "the clicks on the shown list",
 }
 
 

@@ -5,7 +5,7 @@ scorers (RTop-kF, online ListNet); :mod:`~oltr.learners.dbgd` and
 :mod:`~oltr.learners.bgd` learn in parameter space from duels.
 """
 
-from oltr.learners.base import Learner
+from oltr.learners.base import FeedbackT, Learner, ParameterDueler
 from oltr.learners.baselines import FixedRanker, NoOpLearner, RandomRanker
 from oltr.learners.bgd import BGD_VARIANTS, BanditGradientDescent
 from oltr.learners.dbgd import (
@@ -41,6 +41,8 @@ from oltr.learners.onlinerank import (
     onlinerank_rate,
     signal_values,
 )
+from oltr.learners.pdgd import PDGD, pdgd_score_gradient
+from oltr.learners.pmgd import MULTILEAVING_METHODS, PDBGD, PMGD, TDDBGD, fill_order
 from oltr.learners.ranksvm import fit_ranksvm, pairwise_differences
 from oltr.learners.rtop1f import (
     EXPLORE_MODES,
@@ -58,13 +60,19 @@ __all__ = [
     "FPL",
     "FTPL",
     "MAX_ITEMS",
+    "MULTILEAVING_METHODS",
+    "PDBGD",
+    "PDGD",
+    "PMGD",
     "RTOPK_SURROGATES",
     "SIGNALS",
     "SPACES",
+    "TDDBGD",
     "BanditGradientDescent",
     "DirectionStream",
     "DuelingBanditGradientDescent",
     "ExponentialWeights",
+    "FeedbackT",
     "FixedRanker",
     "FollowPerturbedLeader",
     "FollowThePerturbedLeader",
@@ -73,6 +81,7 @@ __all__ = [
     "NoOpLearner",
     "OnlineListNet",
     "OnlineRank",
+    "ParameterDueler",
     "RTop1F",
     "RTopKF",
     "RandomRanker",
@@ -82,6 +91,7 @@ __all__ = [
     "draw_exploration",
     "exploration_estimate",
     "explore",
+    "fill_order",
     "fit_ranksvm",
     "fpl_rate",
     "ftpl_epsilon",
@@ -96,6 +106,7 @@ __all__ = [
     "own_order",
     "pairwise_differences",
     "parse_measure",
+    "pdgd_score_gradient",
     "project",
     "project_rows",
     "rtop1f_schedule",

@@ -39,6 +39,7 @@ from oltr.theory.cells import CellStructure, action_classes, cell_structure
 from oltr.theory.matrices import RankingGame
 
 __all__ = [
+    "ANALYSIS_STAGES",
     "DEFAULT_TOL",
     "ObservabilityResult",
     "PairCheck",
