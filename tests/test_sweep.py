@@ -248,3 +248,34 @@ def test_progress_counts_rounds_times_runs(
     assert sum(bar.updates) == expected and all(n > 0 for n in bar.updates)
     if jobs == 1:  # in-process: the runner's own calls come through (it reports every 1%)
         assert len(bar.updates) > 5
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_a_two_node_ray_cluster_gives_the_local_traces(tmp_path: Path) -> None:
+    # A real multi-node cluster on this machine: a head and a second node, each with
+    # one CPU, so run sets are spread over both nodes' worker processes.
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    exp = _experiment()
+    sweep.run_experiment(exp, out=tmp_path / "local", jobs=1, progress=False)
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    )
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        result = sweep.run_experiment(exp, out=tmp_path / "ray", backend="ray", progress=False)
+        nodes = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert len(nodes) == 2 and len(result.computed) == 6
+    # With one CPU per node and every run set submitted at once, both nodes' workers ran.
+    pids = {r["pid"] for r in storage.load_metadata(tmp_path / "ray").values()}
+    assert len(pids) >= 2
+    pd.testing.assert_frame_equal(_traces(tmp_path / "local"), _traces(tmp_path / "ray"))
