@@ -42,11 +42,12 @@ def test_ranks_by_score_and_projects() -> None:
 
 
 def test_defaults_and_requirements() -> None:
-    lrn = OnlineListNet(horizon=250_000)
+    lrn = OnlineListNet(eta="paper", horizon=250_000)
     assert lrn.eta_ == pytest.approx(250_000**-0.5)  # §6: η = T^(-1/2)
     assert lrn.requires.kind == "full"
+    assert OnlineListNet().eta == "adaptive"  # the default needs no horizon
     with pytest.raises(ValueError, match="needs the horizon"):
-        OnlineListNet().rank(Context(t=1, n_items=3, features=X))
+        OnlineListNet(eta="paper").rank(Context(t=1, n_items=3, features=X))
     with pytest.raises(ValueError, match="eta must be > 0"):
         OnlineListNet(eta=-1.0)
     with pytest.raises(ValueError, match="radius must be > 0"):

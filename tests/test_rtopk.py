@@ -111,11 +111,15 @@ def test_trusted_estimate_equals_the_public_estimator(surrogate: str, m: int) ->
 # ------------------------------------------------------------------ defaults, validation
 
 
-def test_paper_defaults() -> None:
-    lrn = RTopKF(horizon=1000)
+def test_paper_setting_by_name_and_anytime_defaults() -> None:
+    lrn = RTopKF(eta="paper", gamma="paper", horizon=1000)
     assert lrn.eta_ == pytest.approx(0.01)  # T^(-2/3)
-    assert lrn.gamma_ == pytest.approx(0.1)  # T^(-1/3)
+    assert lrn.gamma_at(1) == lrn.gamma_at(999) == pytest.approx(0.1)  # T^(-1/3)
     assert lrn.radius == 1.0 and lrn.eps == 0.01
+    default = RTopKF()  # no horizon needed: adaptive eta, anytime gamma
+    assert default.eta == "adaptive" and np.isnan(default.eta_)
+    assert [default.gamma_at(t) for t in (1, 8, 1000)] == pytest.approx([0.5, 0.5, 0.1])
+    assert default.report == "average"
     assert {
         s: RTopKF(surrogate=s, horizon=8).requires.k
         for s in ("squared", "ranksvm", "kl", "smoothdcg")
@@ -133,7 +137,7 @@ def test_paper_defaults() -> None:
         ({"horizon": 10, "radius": -1.0}, ValueError, "radius must be > 0"),
         ({"horizon": 10, "eps": 0.0}, ValueError, "eps must be > 0"),
         ({"horizon": 0}, ValueError, "horizon must be >= 1"),
-        ({"horizon": 10, "eta": "0.1"}, TypeError, "eta must be a number"),
+        ({"horizon": 10, "eta": "0.1"}, ValueError, "eta must be one of 'adaptive', 'paper'"),
     ],
 )
 def test_bad_parameters(kwargs: dict, error: type, match: str) -> None:
@@ -144,12 +148,14 @@ def test_bad_parameters(kwargs: dict, error: type, match: str) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({}, "eta defaults to T"),
-        ({"eta": 0.1}, "gamma defaults to T"),
-        ({"gamma": 0.1}, "eta defaults to T"),
+        ({"eta": "paper"}, "eta defaults to T"),
+        ({"eta": 0.1, "gamma": "paper"}, "gamma defaults to T"),
+        ({"gamma": 0.1, "eta": "paper"}, "eta defaults to T"),
     ],
 )
-def test_defaults_need_the_horizon_before_the_first_round(kwargs: dict, match: str) -> None:
+def test_the_paper_setting_needs_the_horizon_before_the_first_round(
+    kwargs: dict, match: str
+) -> None:
     lrn = RTopKF(**kwargs)  # buildable (configs are checked without T) ...
     with pytest.raises(ValueError, match=match):  # ... but cannot start
         lrn.rank(Context(t=1, n_items=3, features=X))

@@ -28,7 +28,7 @@ __all__ = [
 DEMO_MEASURES = ("ndcg@10", "dcg@10", "precision@5", "ap", "err@10", "auc", "sumloss", "pairwise")
 
 #: The online part of the demo: a small, quick reproduction on synthetic data.
-DEMO_REPRODUCTION = "ct16-fig1"
+DEMO_REPRODUCTION = "learner-quality"
 
 Scorer = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 

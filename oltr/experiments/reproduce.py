@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import os
 import tempfile
 import tomllib
@@ -62,6 +63,11 @@ FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
         "Yue & Joachims 2009 Table 1: DBGD average regret on P1-P5 x delta_L "
         "(synthetic duels; full: T = 10^6, 10 runs)",
     ),
+    "learner-quality": (
+        "oltr.experiments.quality:reproduce_learner_quality",
+        "Held-out NDCG@10 of every contextual learner at its defaults vs random orders and "
+        "offline RankSVM (small: synthetic; full: MQ2008, OHSUMED folds, MSLR sample, T = 50,000)",
+    ),
     "oltr-clicks": (
         "oltr.experiments.clicks_reproduction:reproduce_oltr_clicks",
         "PDGD vs P-MGD vs P-DBGD vs TD-DBGD vs RTop-kF on MQ2008/OHSUMED/MSLR with "
@@ -90,9 +96,12 @@ def run_function_reproduction(
             f"have {', '.join(sorted(FUNCTION_REPRODUCTIONS))}"
         )
     module, func = FUNCTION_REPRODUCTIONS[name][0].split(":")
-    table = getattr(importlib.import_module(module), func)(size=size)
+    reproduction = getattr(importlib.import_module(module), func)
     folder = Path(out) if out is not None else Path("results") / f"{name}-{size}"
     folder.mkdir(parents=True, exist_ok=True)
+    # A reproduction that also writes files (curves, plots) takes the folder as ``out``.
+    takes_out = "out" in inspect.signature(reproduction).parameters
+    table = reproduction(size=size, out=folder) if takes_out else reproduction(size=size)
     _write_atomic(folder / "table.csv", table.to_csv(index=False, float_format="%.6g"))
     _write_atomic(folder / "table.md", _markdown(table))
     return folder

@@ -266,8 +266,9 @@ def _check_heldout_width(evaluator: HeldoutSet, n_features: int, path: str) -> N
 
 
 def _heldout_weights(learner: Any, n_runs: int) -> Any:
-    """The learner's current weights, checked to have one row per run."""
-    weights = learner.weights_
+    """The weights the learner reports (its averaged iterate, if it keeps one), one row per run."""
+    weights = getattr(learner, "reported_weights_", None)
+    weights = learner.weights_ if weights is None else weights
     if weights.shape[0] != n_runs:
         raise ValueError(
             f"{type(learner).__name__}.weights_ has {weights.shape[0]} rows, "

@@ -64,6 +64,30 @@ def _step_kernel(weights: Any, coef: Any, features: Any, buffer: Any) -> None:  
             weights[b, j] -= buffer[j]
 
 
+@numba.njit(cache=True, nogil=True)
+def _adaptive_step_kernel(
+    weights: Any, direction: Any, features: Any, scale: float, sumsq: Any, buffer: Any
+) -> None:  # pragma: no cover
+    n_runs, d = weights.shape
+    m = features.shape[0]
+    for b in range(n_runs):
+        for j in range(d):
+            buffer[j] = 0.0
+        for i in range(m):
+            c = direction[b, i]
+            if c != 0.0:
+                for j in range(d):
+                    buffer[j] += c * features[i, j]
+        norm2 = 0.0
+        for j in range(d):
+            norm2 += buffer[j] * buffer[j]
+        sumsq[b] += norm2
+        if sumsq[b] > 0.0:
+            eta = scale / np.sqrt(sumsq[b])
+            for j in range(d):
+                weights[b, j] -= eta * buffer[j]
+
+
 def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
     """``S = W Xᵀ`` of shape (B, m), each row computed independently of the others.
 
@@ -94,6 +118,34 @@ def batch_step(
     """
     coef = np.ascontiguousarray(eta * direction, dtype=np.float64)
     _step_kernel(weights, coef, np.ascontiguousarray(features), np.empty(weights.shape[1]))
+
+
+def batch_adaptive_step(
+    weights: FloatArray,
+    direction: FloatArray,
+    features: FloatArray,
+    scale: float,
+    sumsq: FloatArray,
+) -> None:
+    """AdaGrad-norm step in place: ``G_b += ‖g_b‖²``, ``w_b ← w_b − (U/√G_b) g_b``, ``g_b = d_b X``.
+
+    ``sumsq`` (shape (B,)) carries each run's running sum ``G_b`` of squared
+    gradient norms and is updated in place; a run whose ``G_b`` is still 0 does
+    not move. Row by row, as :func:`batch_step`.
+
+    >>> w, g = np.zeros((1, 2)), np.zeros(1)
+    >>> batch_adaptive_step(w, np.array([[1.0, 0.0]]), np.array([[3.0, 4.0], [1.0, 1.0]]), 1.0, g)
+    >>> w, g
+    (array([[-0.6, -0.8]]), array([25.]))
+    """
+    _adaptive_step_kernel(
+        weights,
+        np.ascontiguousarray(direction, dtype=np.float64),
+        np.ascontiguousarray(features),
+        float(scale),
+        sumsq,
+        np.empty(weights.shape[1]),
+    )
 
 
 def project_rows(weights: FloatArray, radius: float) -> FloatArray:
@@ -153,6 +205,9 @@ class LinearRanker(Learner[FeedbackT]):
             check_scalar(radius, "radius", low=0, include_low=False)
         self._weights: FloatArray | None = None
         self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
+        self._sumsq = np.zeros(self.n_runs)  # AdaGrad-norm's running Σ‖g‖² per run
+        self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
+        self._n_averaged = 0
 
     @property
     def weights_(self) -> FloatArray:
@@ -164,6 +219,25 @@ class LinearRanker(Learner[FeedbackT]):
         view = self._weights.view()
         view.flags.writeable = False
         return view
+
+    @property
+    def averaged_weights_(self) -> FloatArray:
+        """Read-only uniform average of the weights played so far, shape (B, d).
+
+        Online-to-batch conversion: for a convex loss the averaged iterate has
+        expected excess risk at most regret / T, and with 1/p-weighted
+        exploration gradients it is far less noisy than the last iterate.
+        """
+        if self._average is None:
+            return self.weights_
+        view = self._average.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def reported_weights_(self) -> FloatArray:
+        """The weights a held-out evaluation (or a served ranker) uses: the current ones here."""
+        return self.weights_
 
     def _features(self, context: Context) -> FloatArray:
         x = context.features
@@ -180,6 +254,8 @@ class LinearRanker(Learner[FeedbackT]):
             )
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]))
+            self._average = self._weights.copy()
+            self._n_averaged = 1
         elif x.shape[1] != self._weights.shape[1]:
             raise ValueError(
                 f"features must have {self._weights.shape[1]} columns (as in the "
@@ -207,9 +283,22 @@ class LinearRanker(Learner[FeedbackT]):
         """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
         assert self._weights is not None and context.features is not None
         batch_step(self._weights, direction, eta, context.features)
+        self._after_step(context, direction, radius)
+
+    def _adaptive_step(self, context: Context, direction: FloatArray, radius: float) -> None:
+        """AdaGrad-norm ``W ← Π_U(W − (U/√G) · direction · X)``, per run."""
+        assert self._weights is not None and context.features is not None
+        scale = radius if np.isfinite(radius) else 1.0
+        batch_adaptive_step(self._weights, direction, context.features, scale, self._sumsq)
+        self._after_step(context, direction, radius)
+
+    def _after_step(self, context: Context, direction: FloatArray, radius: float) -> None:
+        assert self._weights is not None and self._average is not None
         project_rows(self._weights, radius)
         if not np.isfinite(self._weights).all():
             self._fail_not_finite(context, direction, radius)
+        self._n_averaged += 1
+        self._average += (self._weights - self._average) / self._n_averaged
 
     def _fail_not_finite(self, context: Context, direction: FloatArray, radius: float) -> None:
         """Stop with the learner, the round and the likely cause, instead of ranking with NaN."""

@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 
 from oltr.feedback import FeedbackRequirement, FullFeedback
 from oltr.learners.linear import LinearRanker
-from oltr.learners.rtopk import _require, _schedule
+from oltr.learners.rtopk import _literal, _require
 from oltr.registry import register_learner
 from oltr.surrogates import ListNet
 from oltr.types import Context, Orders, RunRNGLike
-from oltr.validation import check_scalar
+from oltr.validation import check_choice, check_scalar
 
 __all__ = ["OnlineListNet"]
 
@@ -39,7 +39,10 @@ class OnlineListNet(LinearRanker[FullFeedback]):
     Parameters
     ----------
     eta
-        Step size η > 0; default T^(−1/2) (§6: OGD's rate, Zinkevich 2003).
+        Step size: ``"adaptive"`` (default: AdaGrad-norm, η_t = U / √(Σ_{s≤t} ‖g_s‖²),
+        the OGD bound's optimal η with the observed gradient norms, anytime;
+        see :class:`~oltr.learners.rtopk.RTopKF`), ``"paper"`` (η = T^(−1/2), §6:
+        OGD's rate, Zinkevich 2003; needs the horizon) or a number η > 0.
     radius
         U > 0, radius of the weight ball (``inf``: no projection); default 1, as
         for :class:`~oltr.learners.rtopk.RTopKF`.
@@ -75,7 +78,7 @@ class OnlineListNet(LinearRanker[FullFeedback]):
     def __init__(
         self,
         *,
-        eta: float | None = None,
+        eta: float | str = "adaptive",
         radius: float = 1.0,
         horizon: int | None = None,
         n_runs: int = 1,
@@ -84,12 +87,14 @@ class OnlineListNet(LinearRanker[FullFeedback]):
         super().__init__(radius=radius, n_runs=n_runs, rng=rng)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
-        if eta is not None:
+        if isinstance(eta, str):
+            check_choice(eta, "eta", ("adaptive", "paper"))
+        else:
             check_scalar(eta, "eta", low=0, include_low=False)
         self.eta = eta
         self.radius = radius
         self.horizon = horizon
-        self._eta_value = _schedule(eta, horizon, -0.5)  # open until the runner gives T
+        self._eta_value = _literal(eta, "paper", horizon, -0.5)  # open until the runner gives T
         self._surrogate = ListNet()
 
     @classmethod
@@ -99,7 +104,9 @@ class OnlineListNet(LinearRanker[FullFeedback]):
 
     @property
     def eta_(self) -> float:
-        """The step size in use (η, or T^(−1/2))."""
+        """The fixed step size in use (η, or T^(−1/2)); NaN for ``eta="adaptive"``."""
+        if self.eta == "adaptive":
+            return float("nan")
         return _require(self._eta_value, "eta", "-1/2")
 
     def rank(self, context: Context) -> Orders:
@@ -111,4 +118,7 @@ class OnlineListNet(LinearRanker[FullFeedback]):
         """Step along the exact ListNet gradient ``(P(S) − P(R)) X``."""
         scores, _ = self._cached_scores(context)
         grad = self._surrogate.descent_grad(scores, feedback.relevance)
-        self._step(context, grad, self.eta_, self.radius)
+        if self.eta == "adaptive":
+            self._adaptive_step(context, grad, self.radius)
+        else:
+            self._step(context, grad, self.eta_, self.radius)
