@@ -41,8 +41,16 @@ from oltr.experiments.regret import log_checkpoints
 from oltr.experiments.runner import RunSetSpec, heldout_column, run_set
 from oltr.learners.ranksvm import fit_ranksvm
 from oltr.metrics import ndcg
+from oltr.surrogates import make_surrogate, sample_exploration_order
 
-__all__ = ["LEARNERS", "SIZES", "plot_curves", "reproduce_learner_quality", "summarize"]
+__all__ = [
+    "LEARNERS",
+    "SIZES",
+    "estimator_second_moments",
+    "plot_curves",
+    "reproduce_learner_quality",
+    "summarize",
+]
 
 #: (label, learner, params, feedback, feedback params): every contextual learner at its defaults.
 LEARNERS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = (
@@ -137,6 +145,31 @@ def _dataset_rows(name: str, size: dict[str, Any], scratch: Path) -> Iterator[di
                 "floor": floor,
                 "ceiling": ceiling,
             }
+
+
+def estimator_second_moments(
+    data: LetorDataset, gamma: float, rng: np.random.Generator, draws: int = 20
+) -> dict[str, float]:
+    """E‖z̃ X‖² of each RTop-kF surrogate's top-k estimate at w = 0, averaged over queries.
+
+    The quantity in CT16 eq. 4's bound (and Lemma 5): the mean squared norm of
+    the stochastic gradient in weight space when exploring with rate ``gamma``,
+    ``draws`` exploration draws per query. Lower means a less noisy learner.
+    """
+    out = {}
+    for name in ("squared", "ranksvm", "kl", "smoothdcg"):
+        surrogate = make_surrogate(name)
+        k = int(surrogate.min_k or 1)
+        total = 0.0
+        for q in range(data.n_queries):
+            x, grades = data.query(q)
+            scores = np.zeros((draws, x.shape[0]))
+            order = sample_exploration_order(scores, gamma, rng)
+            observed = grades[order[:, :k]].astype(np.float64)
+            z = surrogate.estimate_descent_grad(scores, order, observed, gamma)
+            total += float(np.mean(np.sum((z @ x) ** 2, axis=1)))
+        out[name] = total / data.n_queries
+    return out
 
 
 def _interval(values: pd.Series) -> float:
