@@ -16,6 +16,7 @@ from oltr.cli import catalog as _catalog
 from oltr.cli import data as _data
 from oltr.cli import demo as _demo
 from oltr.cli import experiments as _experiments
+from oltr.cli import serve as _serve
 from oltr.cli import theory as _theory
 from oltr.cli.errors import handle_errors, set_debug
 
@@ -43,6 +44,7 @@ app.command("list")(_catalog.list_components)
 app.add_typer(_data.app, name="data")
 app.add_typer(_theory.app, name="theory")
 _experiments.register(app)
+_serve.register(app)
 
 
 def _wrap_commands(root: typer.Typer) -> None:

@@ -1,0 +1,132 @@
+"""``oltr serve`` and ``oltr replay``: run the HTTP ranker service; replay and evaluate its log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of the service's state.")]
+
+
+def _fail(exc: BaseException) -> NoReturn:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _token(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        token = path.read_text().strip()
+    except OSError as exc:
+        _fail(exc)
+    if not token:
+        _fail(ValueError(f"--token-file {path} is empty"))
+    return token
+
+
+def serve(
+    store: StoreOpt = Path("oltr-serve.db"),
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8000,
+    token_file: Annotated[
+        Path | None, typer.Option(help="File holding the bearer token every request must carry.")
+    ] = None,
+    impression_ttl: Annotated[
+        float, typer.Option(help="Seconds after which an impression without feedback expires.")
+    ] = 3600.0,
+    snapshot_every: Annotated[int, typer.Option(help="Feedback rounds between snapshots.")] = 100,
+    max_body: Annotated[int, typer.Option(help="Largest request body in bytes.")] = 1 << 20,
+    sync: Annotated[
+        str, typer.Option(help="SQLite synchronous: FULL (power-cut safe) or NORMAL.")
+    ] = "FULL",
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve rankers over HTTP; state in --store survives restarts (see docs/serve.md)."""
+    import uvicorn
+
+    from oltr.serve import ServeSettings, create_app
+
+    try:
+        settings = ServeSettings(
+            store=store,
+            token=_token(token_file),
+            impression_ttl=impression_ttl,
+            snapshot_every=snapshot_every,
+            max_body=max_body,
+            synchronous=sync,
+        )
+        app = create_app(settings)
+    except (ValueError, OSError) as exc:
+        _fail(exc)
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def replay(
+    store: StoreOpt,
+    ranker: Annotated[str, typer.Option(help="Name of the ranker whose log is replayed.")],
+    learner: Annotated[
+        str | None, typer.Option(help="Candidate learner to evaluate on the log (IPS).")
+    ] = None,
+    params: Annotated[str, typer.Option(help="The candidate's parameters as JSON.")] = "{}",
+    reward: Annotated[str, typer.Option(help="Reward: ctr@1 or dcg (of the top-j labels).")] = (
+        "ctr@1"
+    ),
+    depth: Annotated[
+        int | None, typer.Option(help="Prefix length j the estimate matches on (default: all).")
+    ] = None,
+) -> None:
+    """Re-run a ranker's logged events into a fresh learner and estimate rankers' value (IPS)."""
+    from oltr.serve.protocol import RankerDefinition, RequestError
+    from oltr.serve.replay import (
+        REWARDS,
+        estimate_learner,
+        estimate_weights,
+        logged_rounds,
+        on_policy,
+        replay_log,
+    )
+    from oltr.serve.store import Store
+
+    if reward not in REWARDS:
+        _fail(ValueError(f"--reward must be one of {sorted(REWARDS)}, got {reward!r}"))
+    if not store.is_file():
+        _fail(FileNotFoundError(f"--store {store}: no such file"))
+    db = Store(store)
+    try:
+        fresh, defn, rounds = replay_log(db, ranker)
+        typer.echo(f"replayed {rounds} feedback rounds of ranker {ranker!r} into a fresh learner")
+        logged = logged_rounds(db, ranker)
+        rows: list[tuple[str, Any]] = [("logged (on-policy)", on_policy(logged, reward, depth))]
+        if hasattr(type(fresh), "weights_"):
+            weights = fresh.weights_  # type: ignore[attr-defined]
+            typer.echo(f"weights: {json.dumps(weights[0].tolist())}")
+            rows.append(
+                ("final weights, greedy", estimate_weights(logged, weights[0], reward, depth))
+            )
+        if learner is not None:
+            cand = RankerDefinition(
+                **{**defn.to_dict(), "learner": learner, "params": json.loads(params)}
+            )
+            rows.append((f"candidate {learner}", estimate_learner(logged, cand, reward, depth)))
+    except (ValueError, RequestError, json.JSONDecodeError) as exc:
+        _fail(exc)
+    finally:
+        db.close()
+    table = Table(title=f"{reward} estimated from {len(logged)} logged rounds (IPS)")
+    for col in ("ranker", "value", "std. error", "rounds", "matched"):
+        table.add_column(col)
+    for label, res in rows:
+        table.add_row(label, f"{res.value:.4f}", f"{res.stderr:.4f}", str(res.n), str(res.matched))
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` and ``replay`` to the root app."""
+    app.command("serve")(serve)
+    app.command("replay")(replay)

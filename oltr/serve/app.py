@@ -1,0 +1,230 @@
+"""The HTTP routes of ``oltr serve`` (FastAPI) over :class:`~oltr.serve.rankers.Rankers`.
+
+Routes are plain (non-async) functions: FastAPI runs them on its thread pool,
+so requests to different rankers proceed side by side while each ranker's
+lock applies the requests to one ranker in order. A thin ASGI layer in front
+checks the bearer token, refuses bodies over the size limit (413) and records
+the metrics of every answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
+from oltr.serve.models import (
+    ErrorBody,
+    FeedbackRequest,
+    FeedbackResponse,
+    RankerIn,
+    RankerInfo,
+    RankerList,
+    RankRequest,
+    RankResponse,
+)
+from oltr.serve.protocol import RankerDefinition, RequestError
+from oltr.serve.rankers import Rankers
+from oltr.serve.store import Store
+
+__all__ = ["ServeSettings", "create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_OPEN_PATHS = frozenset({"/healthz"})
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How a service runs.
+
+    Parameters
+    ----------
+    store
+        SQLite file of the state (created when missing).
+    token
+        Bearer token every request but ``/healthz`` must carry; None: no auth.
+    impression_ttl
+        Seconds after which an impression without feedback expires.
+    snapshot_every
+        Feedback rounds between learner snapshots.
+    max_body
+        Largest request body in bytes (413 beyond).
+    synchronous
+        SQLite ``synchronous`` level, ``"FULL"`` or ``"NORMAL"`` (see :class:`Store`).
+    """
+
+    store: str | Path = "oltr-serve.db"
+    token: str | None = None
+    impression_ttl: float = 3600.0
+    snapshot_every: int = 100
+    max_body: int = 1 << 20
+    synchronous: str = "FULL"
+
+
+def _error(status: int, detail: str) -> JSONResponse:
+    return JSONResponse(ErrorBody(detail=detail).model_dump(), status_code=status)
+
+
+async def _send_error(send: Send, status: int, detail: str, extra: list[Any] | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Gate:
+    """ASGI layer: bearer token, body size limit, metrics."""
+
+    def __init__(self, app: ASGIApp, settings: ServeSettings, metrics: ServeMetrics) -> None:
+        self.app, self.settings, self.metrics = app, settings, metrics
+        self.expected = None if settings.token is None else f"Bearer {settings.token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start, status = time.perf_counter(), [500]
+
+        async def send_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            await self._guarded(scope, receive, send_status)
+        finally:
+            route = getattr(scope.get("route"), "path", "unmatched")
+            self.metrics.observe(route, scope["method"], status[0], time.perf_counter() - start)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope["headers"])
+        if self.expected is not None and scope["path"] not in _OPEN_PATHS:
+            got = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(got, self.expected):
+                await _send_error(
+                    send,
+                    401,
+                    "missing or wrong bearer token (Authorization: Bearer <token>)",
+                    [(b"www-authenticate", b"Bearer")],
+                )
+                return
+        limit = self.settings.max_body
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            await _send_error(send, 413, f"request body of {int(length)} bytes exceeds {limit}")
+            return
+        seen = [0]
+
+        async def counted() -> Message:
+            # A body without Content-Length (chunked) is counted as it arrives.
+            message = await receive()
+            seen[0] += len(message.get("body", b""))
+            if seen[0] > limit:
+                raise _TooLarge(seen[0])
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge as exc:
+            await _send_error(send, 413, f"request body of {exc.size}+ bytes exceeds {limit}")
+
+
+class _TooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def create_app(settings: ServeSettings) -> FastAPI:
+    """The service app: opens (or creates) the store and restores every ranker."""
+    store = Store(settings.store, synchronous=settings.synchronous)
+    rankers = Rankers(store, snapshot_every=settings.snapshot_every)
+    metrics = ServeMetrics()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close()  # on shutdown: every acknowledged event is already committed
+
+    app = FastAPI(
+        title="oltr serve",
+        summary="Online learning to rank from restricted feedback",
+        lifespan=lifespan,
+    )
+    app.state.rankers, app.state.store, app.state.metrics = rankers, store, metrics
+    app.add_exception_handler(RequestError, _request_error)  # type: ignore[arg-type]
+    _routes(app, rankers, settings, metrics)
+
+    app.add_middleware(_Gate, settings=settings, metrics=metrics)
+    return app
+
+
+async def _request_error(_: Request, exc: RequestError) -> JSONResponse:
+    return _error(exc.status, str(exc))
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 404, 409, 410, 413, 422)
+}
+
+
+def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: ServeMetrics) -> None:
+    def info(name: str) -> RankerInfo:
+        return RankerInfo(**rankers.get(name).describe())
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics")
+    def prometheus() -> Response:
+        metrics.rankers.set(len(list(rankers)))
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/rankers", responses=_ERRORS)
+    def list_rankers() -> RankerList:
+        return RankerList(rankers=[RankerInfo(**r.describe()) for r in rankers])
+
+    @app.put("/rankers/{name}", status_code=201, responses=_ERRORS)
+    def put_ranker(name: str, body: RankerIn, response: Response) -> RankerInfo:
+        if not name or len(name) > 200:
+            raise RequestError("a ranker name has 1 to 200 characters")
+        created = rankers.put(name, RankerDefinition(**body.model_dump()))
+        response.status_code = 201 if created else 200
+        return info(name)
+
+    @app.get("/rankers/{name}", responses=_ERRORS)
+    def get_ranker(name: str) -> RankerInfo:
+        return info(name)
+
+    @app.delete("/rankers/{name}", status_code=204, responses=_ERRORS)
+    def delete_ranker(name: str) -> Response:
+        rankers.delete(name)
+        return Response(status_code=204)
+
+    @app.post("/rankers/{name}/rank", responses=_ERRORS)
+    def rank(name: str, body: RankRequest) -> RankResponse:
+        out = rankers.get(name).rank(body.features)
+        metrics.impressions.labels(name).inc()
+        return RankResponse(**out)
+
+    @app.post("/rankers/{name}/feedback", responses=_ERRORS)
+    def feedback(name: str, body: FeedbackRequest) -> FeedbackResponse:
+        payload = body.model_dump(exclude_none=True, exclude={"impression"})
+        out = rankers.get(name).feedback(body.impression, payload, settings.impression_ttl)
+        metrics.rounds.labels(name).inc()
+        return FeedbackResponse(**out)

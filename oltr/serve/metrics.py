@@ -1,0 +1,53 @@
+"""Prometheus metrics of the service (text exposition format at ``GET /metrics``).
+
+Each app has its own registry, so several apps in one process (tests) do not
+share counters.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+__all__ = ["CONTENT_TYPE_LATEST", "ServeMetrics"]
+
+#: Latency buckets in seconds: the service aims at milliseconds.
+_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class ServeMetrics:
+    """Requests, latency histograms, learned rounds and errors."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "oltr_requests", "HTTP requests", ["route", "method", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "oltr_request_seconds",
+            "Request latency",
+            ["route", "method"],
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "oltr_errors", "Answers with status >= 400", ["route", "status"], registry=self.registry
+        )
+        self.rounds = Counter(
+            "oltr_rounds", "Feedback rounds learned", ["ranker"], registry=self.registry
+        )
+        self.impressions = Counter(
+            "oltr_impressions", "Lists ranked", ["ranker"], registry=self.registry
+        )
+        self.rankers = Gauge("oltr_rankers", "Rankers held", registry=self.registry)
+
+    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
+        """Record one answered request."""
+        self.requests.labels(route, method, str(status)).inc()
+        self.latency.labels(route, method).observe(seconds)
+        if status >= 400:
+            self.errors.labels(route, str(status)).inc()
+
+    def render(self) -> bytes:
+        """The text exposition of every metric."""
+        return generate_latest(self.registry)

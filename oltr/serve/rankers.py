@@ -1,0 +1,282 @@
+"""Rankers held in the process: a learner per name, its lock, its log in the store.
+
+A :class:`Ranker` applies one request at a time (its lock), in this order:
+check the request (nothing changes if it is refused), run the learner, commit
+the event to the store, answer. The learner state is therefore a function of
+the event log: :func:`restore` rebuilds it from the definition, the latest
+snapshot and the events after it, replaying ``rank`` and ``update`` calls in
+the logged order (the learner is deterministic given its generators, which the
+snapshot holds). Should the learner or the store fail after the learner ran,
+the ranker is rebuilt from the store, so what it holds is always what was
+acknowledged.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from oltr.feedback import FeedbackModel
+from oltr.learners.base import Learner
+from oltr.serve.protocol import (
+    RankerDefinition,
+    RequestError,
+    build_ranker,
+    exploration_propensities,
+    feedback_depth,
+    make_context,
+    make_feedback_object,
+    shown_list,
+)
+from oltr.serve.state import decode_state, dumps_state, encode_state, loads_state
+from oltr.serve.store import Impression, Store, StoredEvent
+from oltr.types import Context
+from oltr.version import __version__
+
+__all__ = ["Ranker", "Rankers", "public_state", "replay_into"]
+
+
+def _context(defn: RankerDefinition, imp: Impression) -> Context:
+    if imp.features is None:
+        return Context(t=imp.t, n_items=imp.n_items)
+    x = imp.features
+    x.flags.writeable = False
+    return Context(t=imp.t, n_items=imp.n_items, features=x)
+
+
+def _interleaving(imp: Impression) -> Any:
+    return None if not imp.extra else decode_state(imp.extra["interleaving"], None)
+
+
+def replay_into(
+    learner: Learner[Any],
+    model: FeedbackModel,
+    defn: RankerDefinition,
+    store: Store,
+    name: str,
+    events: list[StoredEvent],
+) -> int:
+    """Apply logged ``events`` to ``learner`` as the service did; return the feedback rounds.
+
+    Each ``rank`` event re-runs ``learner.rank`` on the logged context and
+    checks that it reproduces the logged orders (a different learner version
+    or a damaged log is reported, not silently learned from).
+    """
+    rounds = 0
+    cache: dict[str, Impression] = {}
+    for ev in events:
+        imp = cache.get(ev.impression) or store.impression(name, ev.impression)
+        if imp is None:
+            raise RuntimeError(f"event {ev.seq} names unknown impression {ev.impression!r}")
+        ctx = _context(defn, imp)
+        orders = np.asarray(imp.orders, dtype=np.intp)
+        if ev.kind == "rank":
+            again = learner.rank(ctx)
+            if not np.array_equal(again, orders):
+                raise RuntimeError(
+                    f"replaying event {ev.seq}: the learner ranked impression {imp.id} "
+                    "differently than logged; the log does not belong to this learner"
+                )
+            cache[imp.id] = imp
+        else:
+            fb, _ = make_feedback_object(
+                learner, model, orders, np.asarray(imp.shown), _interleaving(imp), ev.payload
+            )
+            learner.update(ctx, orders, fb)
+            cache.pop(imp.id, None)
+            rounds += 1
+    return rounds
+
+
+def public_state(learner: Learner[Any]) -> dict[str, Any]:
+    """What GET shows of a learner: its parameters and, for linear scorers, the weights."""
+    out: dict[str, Any] = {"class": type(learner).__name__}
+    try:
+        out["weights"] = np.asarray(learner.weights_)[0].tolist()  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # no weights before the first round
+        pass
+    return out
+
+
+@dataclass
+class Ranker:
+    """One named ranker: definition, learner, lock, counters (see the module docstring)."""
+
+    name: str
+    definition: RankerDefinition
+    learner: Learner[Any]
+    model: FeedbackModel
+    store: Store
+    snapshot_every: int
+    t: int = 0
+    rounds: int = 0
+    last_seq: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _swept: float = 0.0
+
+    def rank(self, features: Any) -> dict[str, Any]:
+        """Rank one list; log it; return the impression, the shown order and propensities."""
+        with self.lock:
+            ctx = make_context(self.definition, self.t + 1, features)
+            try:
+                return self._rank(ctx)
+            except RequestError:
+                raise
+            except Exception:
+                self._reload()
+                raise
+
+    def _rank(self, ctx: Context) -> dict[str, Any]:
+        prop_depth = feedback_depth(self.model, ctx.n_items)
+        learner = self.learner
+        orders = np.asarray(learner.rank(ctx))  # after any check: the learner's RNG moves here
+        shown, il = shown_list(self.definition, ctx.t, orders)
+        props = exploration_propensities(learner, ctx, shown, prop_depth) if il is None else {}
+        imp = Impression(
+            ranker=self.name,
+            id=f"{ctx.t}-{secrets.token_hex(4)}",
+            t=ctx.t,
+            created=time.time(),
+            n_items=ctx.n_items,
+            features=ctx.features,
+            orders=orders.tolist(),
+            shown=np.asarray(shown).tolist(),
+            extra={} if il is None else {"interleaving": encode_state(il)},
+            propensities=props,
+            status="pending",
+        )
+        self.last_seq = self.store.log_rank(imp, {})
+        self.t = ctx.t
+        return {"impression": imp.id, "order": imp.shown, "propensities": props}
+
+    def feedback(self, impression: str, body: dict[str, Any], ttl: float) -> dict[str, Any]:
+        """Learn from the feedback on ``impression``; log it; return the round and any credit."""
+        with self.lock:
+            now = time.time()
+            if now - self._swept > min(ttl, 1.0):  # sweep at most once a second
+                self.store.expire(self.name, now - ttl)
+                self._swept = now
+            imp = self.store.impression(self.name, impression)
+            if imp is None:
+                raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
+            if imp.status == "pending" and imp.created < now - ttl:
+                self.store.expire(self.name, now - ttl)  # too old, not swept yet
+                raise RequestError(f"impression {impression!r} expired before its feedback", 410)
+            if imp.status == "done":
+                raise RequestError(f"impression {impression!r} already has its feedback", 409)
+            if imp.status == "expired":
+                raise RequestError(f"impression {impression!r} expired before its feedback", 410)
+            orders = np.asarray(imp.orders, dtype=np.intp)
+            fb, credit = make_feedback_object(
+                self.learner, self.model, orders, np.asarray(imp.shown), _interleaving(imp), body
+            )
+            try:
+                self.learner.update(_context(self.definition, imp), orders, fb)
+                self.last_seq = self.store.log_feedback(self.name, impression, body)
+                self.rounds += 1
+                if self.rounds % self.snapshot_every == 0:
+                    self.snapshot()
+            except Exception:
+                self._reload()
+                raise
+            return {"round": self.rounds, **credit}
+
+    def snapshot(self) -> None:
+        """Store the learner's snapshot, covering the events up to ``last_seq``."""
+        text = dumps_state(self.learner, __version__)
+        self.store.save_snapshot(self.name, self.last_seq, self.rounds, __version__, text)
+
+    def describe(self) -> dict[str, Any]:
+        """Definition, counters and the learner's public state."""
+        with self.lock:
+            counts = self.store.counts(self.name)
+            return {
+                "name": self.name,
+                "definition": self.definition.to_dict(),
+                "rounds": self.rounds,
+                "impressions": self.t,
+                "pending": counts["pending"],
+                "expired": counts["expired"],
+                "learner": public_state(self.learner),
+            }
+
+    def _reload(self) -> None:
+        fresh = restore(self.store, self.name, self.definition, self.snapshot_every)
+        self.learner, self.t, self.rounds, self.last_seq = (
+            fresh.learner,
+            fresh.t,
+            fresh.rounds,
+            fresh.last_seq,
+        )
+
+
+def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:
+    """Rebuild ranker ``name`` from its definition, its snapshot and the events after it."""
+    learner, model = build_ranker(defn)
+    snap = store.snapshot(name)
+    after, rounds = 0, 0
+    if snap is not None:
+        after, rounds, text = snap
+        loads_state(text, learner)
+    events = store.events(name, after)
+    rounds += replay_into(learner, model, defn, store, name, events)
+    last_seq = events[-1].seq if events else after
+    return Ranker(
+        name, defn, learner, model, store, snapshot_every, store.last_t(name), rounds, last_seq
+    )
+
+
+class Rankers:
+    """Every ranker of the service, by name, loaded from the store at start."""
+
+    def __init__(self, store: Store, *, snapshot_every: int = 100) -> None:
+        if snapshot_every < 1:
+            raise ValueError(f"snapshot_every must be >= 1, got {snapshot_every}")
+        self.store = store
+        self.snapshot_every = snapshot_every
+        self._lock = threading.Lock()
+        self._rankers: dict[str, Ranker] = {}
+        for name, raw in store.rankers().items():
+            self._rankers[name] = restore(store, name, RankerDefinition(**raw), snapshot_every)
+
+    def __iter__(self) -> Iterator[Ranker]:
+        with self._lock:
+            return iter(list(self._rankers.values()))
+
+    def get(self, name: str) -> Ranker:
+        """The ranker ``name``; RequestError 404 if there is none."""
+        ranker = self._rankers.get(name)
+        if ranker is None:
+            raise RequestError(f"no ranker named {name!r}", 404)
+        return ranker
+
+    def put(self, name: str, defn: RankerDefinition) -> bool:
+        """Create ``name`` (True), or confirm the same definition exists (False); 409 if not."""
+        with self._lock:
+            old = self._rankers.get(name)
+            if old is not None:
+                if old.definition != defn:
+                    raise RequestError(
+                        f"ranker {name!r} exists with another definition; DELETE it first", 409
+                    )
+                return False
+            learner, model = build_ranker(defn)
+            self.store.add_ranker(name, defn.to_dict())
+            self._rankers[name] = Ranker(
+                name, defn, learner, model, self.store, self.snapshot_every
+            )
+            return True
+
+    def delete(self, name: str) -> None:
+        """Remove ranker ``name`` and everything logged for it."""
+        with self._lock:
+            ranker = self.get(name)
+            with ranker.lock:
+                self.store.delete_ranker(name)
+                del self._rankers[name]
