@@ -92,3 +92,52 @@ def test_defaults_learn_on_held_out_queries(
     assert (final > floor).all(), (final, floor)
     if np.ptp(final) > 0:  # ListNet draws nothing: its runs are identical and the check exact
         assert stats.ttest_1samp(final, floor, alternative="greater").pvalue < 0.001
+
+
+def test_an_interrupted_reproduction_resumes_from_finished_data_sets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two data sets; the first finished in an earlier, interrupted call. Resuming must
+    # read it back (not recompute it) and compute only the second; a half-written
+    # ``.partial`` file is never taken as finished.
+    import oltr.experiments.quality as quality
+
+    calls: list[str] = []
+
+    def fake_rows(name: str, settings: dict, scratch: Path) -> list[dict]:
+        calls.append(name)
+        return [
+            {
+                "dataset": name,
+                "learner": "L",
+                "rep": 0,
+                "t": 10,
+                "heldout": 0.5,
+                "floor": 0.4,
+                "ceiling": 0.9,
+            }
+        ]
+
+    monkeypatch.setattr(quality, "_dataset_rows", fake_rows)
+    monkeypatch.setitem(quality.SIZES, "tiny", {"datasets": ("A/Fold1", "A/Fold2"), "learners": ()})
+    finished = tmp_path / "datasets"
+    finished.mkdir()
+    pd.DataFrame(
+        [
+            {
+                "dataset": "A/Fold1",
+                "learner": "L",
+                "rep": 0,
+                "t": 10,
+                "heldout": 0.65,
+                "floor": 0.4,
+                "ceiling": 0.9,
+            }
+        ]
+    ).to_csv(finished / "A-Fold1.csv", index=False)
+    (finished / "A-Fold2.partial").write_text("dataset,learner\nA/Fold2,half")
+    table = quality.reproduce_learner_quality(size="tiny", out=tmp_path).set_index("data")
+    assert calls == ["A/Fold2"]
+    assert table.loc["A/Fold1", "heldout NDCG@10"] == pytest.approx(0.65)
+    assert (finished / "A-Fold2.csv").exists()
+    assert (tmp_path / "curves.png").exists()

@@ -45,6 +45,7 @@ from oltr.surrogates import make_surrogate, sample_exploration_order
 
 __all__ = [
     "LEARNERS",
+    "PAPER_LEARNERS",
     "SIZES",
     "estimator_second_moments",
     "plot_curves",
@@ -61,12 +62,26 @@ LEARNERS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = (
     ("ListNet (full)", "listnet", {}, "full", {}),
     ("DBGD (team-draft clicks)", "dbgd", {}, "interleaved-clicks", {}),
 )
+#: CT16's literal setting (η = T^(-2/3) or T^(-1/2), γ = T^(-1/3), last iterate), beside the
+#: defaults in the full reproduction, to check CT16 §6's comparison of surrogates at both.
+PAPER_LEARNERS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = tuple(
+    (
+        f"{label}, paper η γ",
+        learner,
+        {**params, "eta": "paper", "gamma": "paper", "report": "last"},
+        feedback,
+        feedback_params,
+    )
+    for label, learner, params, feedback, feedback_params in LEARNERS
+    if learner == "rtopk"
+)
 #: Horizon, repetitions and data sets of each size.
 SIZES: dict[str, dict[str, Any]] = {
-    "small": {"horizon": 20_000, "reps": 4, "datasets": ("synthetic",)},
+    "small": {"horizon": 20_000, "reps": 4, "datasets": ("synthetic",), "learners": LEARNERS},
     "full": {
         "horizon": 50_000,
         "reps": 4,
+        "learners": LEARNERS + PAPER_LEARNERS,
         "datasets": tuple(f"MQ2008/Fold{i}" for i in range(1, 6))
         + tuple(f"OHSUMED/Fold{i}" for i in range(1, 6))
         + ("MSLR-sample",),
@@ -117,7 +132,7 @@ def _dataset_rows(name: str, size: dict[str, Any], scratch: Path) -> Iterator[di
     ceiling = float(heldout.evaluate(fit_ranksvm(train)[None, :])[0])
     horizon, reps = size["horizon"], tuple(range(size["reps"]))
     checkpoints = tuple(log_checkpoints(horizon, 12))
-    for label, learner, params, feedback, feedback_params in LEARNERS:
+    for label, learner, params, feedback, feedback_params in size["learners"]:
         spec = RunSetSpec(
             env="letor-stream-v1",
             env_params={"path": str(train_path), **options},
@@ -217,7 +232,8 @@ def plot_curves(curves: pd.DataFrame, path: Path) -> None:
         part = curves[curves["group"] == group]
         for learner, lines in part.groupby("learner", sort=False):
             mean = lines.groupby("t")["heldout"].mean()
-            ax.plot(mean.index, mean.to_numpy(), label=learner)
+            style = "--" if "paper" in str(learner) else "-"  # the paper's setting: dashed
+            ax.plot(mean.index, mean.to_numpy(), style, label=learner)
         ax.axhline(part["floor"].mean(), color="grey", linestyle=":", label="random orders")
         ax.axhline(part["ceiling"].mean(), color="black", linestyle="--", label="offline RankSVM")
         ax.set_xscale("log")
@@ -232,16 +248,33 @@ def reproduce_learner_quality(*, size: str, out: Path | None = None) -> pd.DataF
     """Run every learner at its defaults on every data set of ``size``; the summary table.
 
     With ``out``, also writes ``curves.csv`` (every checkpoint of every run) and
-    ``curves.png`` there.
+    ``curves.png`` there, and keeps each finished data set's curves in
+    ``out/datasets/`` so that an interrupted reproduction resumes where it stopped.
     """
     settings = SIZES[size]
-    rows: list[dict[str, Any]] = []
+    parts: list[pd.DataFrame] = []
     with tempfile.TemporaryDirectory() as scratch:
         for name in tqdm(settings["datasets"], desc="learner quality", unit="data set"):
-            rows.extend(_dataset_rows(name, settings, Path(scratch)))
-    curves = pd.DataFrame(rows)
+            parts.append(_dataset_curves(name, settings, Path(scratch), out))
+    curves = pd.concat(parts, ignore_index=True)
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
         curves.to_csv(Path(out) / "curves.csv", index=False, float_format="%.6g")
         plot_curves(curves, Path(out) / "curves.png")
     return summarize(curves)
+
+
+def _dataset_curves(
+    name: str, settings: dict[str, Any], scratch: Path, out: Path | None
+) -> pd.DataFrame:
+    """One data set's curves: read back from ``out`` when finished before, else computed."""
+    if out is None:
+        return pd.DataFrame(_dataset_rows(name, settings, scratch))
+    done = Path(out) / "datasets" / f"{name.replace('/', '-')}.csv"
+    if done.exists():
+        return pd.read_csv(done)
+    curves = pd.DataFrame(_dataset_rows(name, settings, scratch))
+    done.parent.mkdir(parents=True, exist_ok=True)
+    partial = done.with_suffix(".partial")
+    curves.to_csv(partial, index=False)  # full precision: the summary is computed from it
+    partial.replace(done)  # atomic: a half-written file is never taken as finished
+    return curves
