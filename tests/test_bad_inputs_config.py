@@ -241,6 +241,13 @@ def test_heldout_file_of_another_width_is_reported_at_load(tmp_path: Path) -> No
     assert "has 3 features but the stream has 2" in problems[0]
 
 
+def test_absurd_heldout_width_is_reported_at_load(tmp_path: Path) -> None:
+    extra = '\n[heldout]\npath = "train.txt"\nn_features = 1_000_000_000_000\n'
+    problems = _problems(_config(tmp_path, extra=extra))
+    assert len(problems) == 1
+    assert problems[0].startswith("heldout: n_features=1000000000000 would widen")
+
+
 def test_missing_heldout_file_is_reported_once(tmp_path: Path) -> None:
     problems = _problems(_config(tmp_path, extra='\n[heldout]\npath = "absent.txt"\n'))
     assert len(problems) == 1 and "data file not found" in problems[0]

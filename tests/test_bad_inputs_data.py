@@ -30,7 +30,7 @@ from oltr.data.tokenizer import (
     DenseSizeError,
     check_dense_size,
 )
-from oltr.errors import EXIT_CODES, DataFormatError
+from oltr.errors import EXIT_CODES, DataFormatError, InputError
 
 ENGINES: list[Literal["auto", "sklearn"]] = ["auto", "sklearn"]
 
@@ -142,6 +142,13 @@ def test_sparse_but_reasonable_files_still_load(tmp_path: Path) -> None:
     path = _write(tmp_path, b"1 qid:1 1:1 5000:2\n0 qid:1 3:1\n")
     ds = load_letor(path, cache=False)
     assert ds.features.shape == (2, 5000) and ds.features[0, 4999] == 2.0
+
+
+def test_absurd_n_features_argument_is_an_input_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"1 qid:1 1:1\n0 qid:1 2:1\n")
+    with pytest.raises(InputError, match=r"n_features=1000000000000 would widen .* 2 x"):
+        load_letor(path, cache=False, n_features=10**12)
+    assert load_letor(path, cache=False, n_features=4).features.shape == (2, 4)
 
 
 # ---------------------------------------------------------------------------

@@ -48,6 +48,8 @@ from oltr.data.svmlight import (
     _raise_malformed,
     _read_group_sizes,
 )
+from oltr.data.tokenizer import MAX_DENSE_BYTES, MAX_FEATURE_INDEX
+from oltr.errors import InputError
 
 __all__ = ["load_letor", "write_letor"]
 
@@ -270,6 +272,13 @@ def _apply_options(
             path, f"uses feature indices above n_features={n_features}", n_features=n_features
         )
     if n_features is not None and n_features > dataset.n_features:
+        if n_features > MAX_FEATURE_INDEX or dataset.n_docs * n_features * 8 > MAX_DENSE_BYTES:
+            raise InputError(
+                f"n_features={n_features} would widen {path} to a dense {dataset.n_docs} x "
+                f"{n_features} matrix ({dataset.n_docs * n_features * 8 / 2**30:.1f} GiB); "
+                f"at most {MAX_FEATURE_INDEX} features and MAX_DENSE_BYTES "
+                f"({MAX_DENSE_BYTES / 2**30:.0f} GiB)"
+            )
         features = np.zeros((dataset.n_docs, n_features))
         features[:, : dataset.n_features] = dataset.features
     dataset = LetorDataset(
