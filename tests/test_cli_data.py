@@ -70,21 +70,22 @@ def test_info_group_file_and_no_cache(runner: CliRunner, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
         (
             [str(FIXTURES / "malformed" / "bad_value.txt")],
             "bad_value.txt:3: bad value in token '2:abc'",
+            3,
         ),
-        ([str(FIXTURES / "absent.txt")], "absent.txt: no such file"),
-        ([str(FIXTURES / "malformed" / "no_qid.txt")], "no_qid.txt:2: missing qid"),
+        ([str(FIXTURES / "absent.txt")], "absent.txt: no such file", 2),
+        ([str(FIXTURES / "malformed" / "no_qid.txt")], "no_qid.txt:2: missing qid", 3),
     ],
 )
-def test_info_errors_are_one_line_with_exit_code_2(
-    runner: CliRunner, args: list[str], message: str
+def test_info_errors_are_one_line_with_their_exit_code(
+    runner: CliRunner, args: list[str], message: str, code: int
 ) -> None:
     result = runner.invoke(app, ["data", "info", *args])
-    assert result.exit_code == 2
+    assert result.exit_code == code
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert message in lines[0]

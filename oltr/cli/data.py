@@ -13,6 +13,7 @@ from rich.table import Table
 from oltr.data.dataset import summarize
 from oltr.data.letor import load_letor, write_letor
 from oltr.data.synthetic import synthetic_letor
+from oltr.errors import OltrError
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help: no "<bool>" metavar on flags
@@ -22,9 +23,9 @@ app = typer.Typer(
 
 
 def _fail(exc: BaseException) -> NoReturn:
-    """One line on stderr and exit status 2: bad input is not a crash."""
+    """One line on stderr and the kind's exit status (3 for a malformed file, else 2)."""
     typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=exc.exit_code if isinstance(exc, OltrError) else 2)
 
 
 def _grades_text(grades: dict[int, int], n_docs: int) -> str:

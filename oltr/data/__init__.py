@@ -8,7 +8,7 @@ from oltr.data.cache import cache_root
 from oltr.data.dataset import LetorDataset, normalize_per_query, summarize
 from oltr.data.letor import load_letor, write_letor
 from oltr.data.stream import QueryStream
-from oltr.data.svmlight import PARSER_VERSION, LetorFormatError
+from oltr.data.svmlight import MAX_GRADE, PARSER_VERSION, LetorFormatError
 from oltr.data.synthetic import (
     GRADE_RATIO,
     NONLINEARITY,
@@ -16,11 +16,13 @@ from oltr.data.synthetic import (
     SyntheticLetor,
     synthetic_letor,
 )
-from oltr.data.tokenizer import MAX_DENSE_BYTES
+from oltr.data.tokenizer import MAX_DENSE_BYTES, MAX_FEATURE_INDEX
 
 __all__ = [
     "GRADE_RATIO",
     "MAX_DENSE_BYTES",
+    "MAX_FEATURE_INDEX",
+    "MAX_GRADE",
     "NONLINEARITY",
     "PARSER_VERSION",
     "QUERY_SPREAD",

@@ -11,6 +11,13 @@ written to a temporary folder and renamed into place, so a reader never sees
 half an entry; one that cannot be read is deleted and rebuilt. Digests of
 files unchanged for a while are remembered by (device, inode, size, mtime,
 ctime), see :func:`_file_digest`. Delete the folder to clear the cache.
+
+Each entry's ``meta.json`` also holds the BLAKE2b digest of every cached
+``.npy`` file, checked on every load (with the same remembered digests, so an
+unchanged entry is not re-read): an entry whose arrays were rewritten or
+damaged after it was stored is deleted and rebuilt from the source file, never
+served. :data:`CACHE_FORMAT` is bumped whenever the layout of an entry changes,
+so entries written by an older oltr are rebuilt.
 """
 
 from __future__ import annotations
@@ -33,7 +40,11 @@ from oltr.data.svmlight import PARSER_VERSION
 if TYPE_CHECKING:
     from oltr.data.dataset import LetorDataset
 
-__all__ = ["cache_root"]
+__all__ = ["CACHE_FORMAT", "cache_root"]
+
+#: Layout of a cache entry; an entry of another format is rebuilt.
+#: 2: ``meta.json`` holds a digest of every array file, verified on load.
+CACHE_FORMAT = 2
 
 #: A remembered content digest is trusted only for files unchanged this long
 #: before they were hashed (see :func:`_file_digest`).
@@ -114,8 +125,11 @@ _CACHED_ARRAYS = {
 
 
 def _cache_load(entry: Path, key: str, build: Callable[..., LetorDataset]) -> LetorDataset | None:
-    """The dataset stored in ``entry``, or None when absent or unreadable (then removed).
+    """The dataset stored in ``entry``, or None when absent, unreadable or altered (then removed).
 
+    Every array file must have the digest recorded in ``meta.json`` when the
+    entry was stored; one that differs (rewritten, truncated, damaged) makes
+    the whole entry invalid, so the caller parses the source file again.
     ``build`` makes the dataset from the stored arrays (keywords ``features``,
     ``relevance``, ``qids``, ``offsets``, ``source``, ``check_values``): the
     :class:`~oltr.data.letor.LetorDataset` class, passed in because that module
@@ -125,11 +139,19 @@ def _cache_load(entry: Path, key: str, build: Callable[..., LetorDataset]) -> Le
         return None
     try:
         meta = json.loads((entry / "meta.json").read_text())
-        if meta["key"] != key or meta["parser_version"] != PARSER_VERSION:
+        if (
+            meta["key"] != key
+            or meta["parser_version"] != PARSER_VERSION
+            or meta.get("cache_format") != CACHE_FORMAT
+        ):
             raise ValueError("stale cache entry")
+        memo_dir = entry.parent / "digests"
         arrays = {}
         for name, dtype in _CACHED_ARRAYS.items():
-            array = np.load(entry / f"{name}.npy", mmap_mode="r" if meta[name] else None)
+            file = entry / f"{name}.npy"
+            if _file_digest(file, memo_dir) != meta[f"{name}_digest"]:
+                raise ValueError(f"cached {name} does not match its digest")
+            array = np.load(file, mmap_mode="r" if meta[name] else None)
             if array.dtype != dtype or list(array.shape) != meta[f"{name}_shape"]:
                 raise ValueError(f"cached {name} has the wrong dtype or shape")
             arrays[name] = array
@@ -147,11 +169,14 @@ def _cache_store(entry: Path, key: str, dataset: LetorDataset) -> None:
         meta: dict[str, Any] = {
             "key": key,
             "parser_version": PARSER_VERSION,
+            "cache_format": CACHE_FORMAT,
             "source": dataset.source,
         }
         for name in _CACHED_ARRAYS:
             array = getattr(dataset, name)
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+            file = tmp / f"{name}.npy"
+            np.save(file, np.ascontiguousarray(array), allow_pickle=False)
+            meta[f"{name}_digest"] = _file_digest(file, None)
             meta[name] = bool(array.size)  # numpy cannot memory-map an empty array
             meta[f"{name}_shape"] = list(array.shape)
         (tmp / "meta.json").write_text(json.dumps(meta))

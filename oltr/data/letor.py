@@ -48,6 +48,8 @@ from oltr.data.svmlight import (
     _raise_malformed,
     _read_group_sizes,
 )
+from oltr.data.tokenizer import MAX_DENSE_BYTES, MAX_FEATURE_INDEX
+from oltr.errors import InputError
 
 __all__ = ["load_letor", "write_letor"]
 
@@ -178,9 +180,16 @@ def load_letor(
     ------
     LetorFormatError
         (a ValueError) for malformed input, as ``file:line: problem``: bad
-        tokens, NaN/inf values, non-integer or negative grades, index 0 or
-        decreasing indices, missing qid, group sizes that do not add up to the
-        number of lines, an empty file.
+        tokens, NaN/inf values, non-integer or negative grades, grades above
+        2**53 (:data:`~oltr.data.svmlight.MAX_GRADE`: the text of a larger one
+        need not name one integer), index 0 or decreasing indices, a feature
+        index above 2**31 - 1, a qid beyond 64 bits, missing qid, group sizes
+        that do not add up to the number of lines, an empty file; and, before
+        anything is allocated, a dense feature matrix over 16 GiB, or over 2**26
+        cells (512 MiB) with more than 256 cells per byte of text — fewer than one
+        stored value in 1,024 cells, as a stray index like ``300000000:1`` in a
+        30-byte file gives (:func:`oltr.data.tokenizer.check_dense_size`); the
+        line named is the first that uses the largest index.
     FileNotFoundError
         When ``path`` or ``group_file`` does not exist.
 
@@ -200,7 +209,9 @@ def load_letor(
     bytes, the group file's bytes and :data:`PARSER_VERSION`, so renaming or
     touching a file keeps its entry and any change of content makes a new one.
     Entries are written to a temporary folder and renamed into place; one that
-    cannot be read is deleted and rebuilt. Digests of files unchanged for a
+    cannot be read, or whose arrays no longer match the BLAKE2b digests
+    recorded when it was stored (a rewritten ``relevance.npy``), is deleted
+    and rebuilt from the file. Digests of files unchanged for a
     while are remembered by (device, inode, size, mtime, ctime), see
     :mod:`oltr.data.cache`. Delete the folder to clear the cache.
 
@@ -261,6 +272,13 @@ def _apply_options(
             path, f"uses feature indices above n_features={n_features}", n_features=n_features
         )
     if n_features is not None and n_features > dataset.n_features:
+        if n_features > MAX_FEATURE_INDEX or dataset.n_docs * n_features * 8 > MAX_DENSE_BYTES:
+            raise InputError(
+                f"n_features={n_features} would widen {path} to a dense {dataset.n_docs} x "
+                f"{n_features} matrix ({dataset.n_docs * n_features * 8 / 2**30:.1f} GiB); "
+                f"at most {MAX_FEATURE_INDEX} features and MAX_DENSE_BYTES "
+                f"({MAX_DENSE_BYTES / 2**30:.0f} GiB)"
+            )
         features = np.zeros((dataset.n_docs, n_features))
         features[:, : dataset.n_features] = dataset.features
     dataset = LetorDataset(

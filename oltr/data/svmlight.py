@@ -52,13 +52,20 @@ from typing import BinaryIO, Literal, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.data.tokenizer import _check_dense_size, _parse_fast
+from oltr.data.tokenizer import MAX_FEATURE_INDEX, DenseSizeError, _parse_fast, check_dense_size
 from oltr.errors import DataFormatError
 
-__all__ = ["PARSER_VERSION", "LetorFormatError"]
+__all__ = ["MAX_GRADE", "PARSER_VERSION", "LetorFormatError"]
 
 #: Bumped whenever parsing changes what a file means; part of every cache key.
 PARSER_VERSION = 1
+
+#: Largest grade accepted: 2**53, the largest integer below which every integer
+#: is exact in float64 (grades are read as floats, then stored as int64), so a
+#: grade's text always names one integer.
+MAX_GRADE = 2**53
+
+_INT64_MAX = 2**63 - 1
 
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -133,12 +140,16 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> str | None:
         return f"grade {_text(tokens[0])!r} is not finite"
     if grade < 0 or grade != int(grade):
         return f"grade {_text(tokens[0])!r} is not a non-negative integer"
+    if grade > MAX_GRADE:
+        return f"grade {_text(tokens[0])!r} is too large (at most 2**53 = {MAX_GRADE})"
     rest = tokens[1:]
     if rest and rest[0].startswith(b"qid:"):
         try:
-            int(rest[0][4:])
+            qid = int(rest[0][4:])
         except ValueError:
             return f"bad qid token {_text(rest[0])!r}: expected qid:<integer>"
+        if abs(qid) > _INT64_MAX:
+            return f"qid in token {_text(rest[0])!r} does not fit a 64-bit integer"
         rest = rest[1:]
     previous = 0
     for token in rest:
@@ -153,6 +164,11 @@ def _line_problem(tokens: list[bytes], n_features: int | None) -> str | None:
             return f"bad feature index in token {_text(token)!r}"
         if index < 1:
             return f"feature index {index} in token {_text(token)!r}: indices are 1-based"
+        if index > MAX_FEATURE_INDEX:
+            return (
+                f"feature index {index} in token {_text(token)!r} is too large "
+                f"(at most {MAX_FEATURE_INDEX})"
+            )
         try:
             value = float(value_text)
         except ValueError:
@@ -199,6 +215,23 @@ def _raise_malformed(path: Path, fallback: str, *, n_features: int | None = None
     raise LetorFormatError(f"{path}:{line}: {problem}")
 
 
+def _line_using_index(path: Path, index: int) -> int | None:
+    """1-based number of the first line that uses feature ``index`` (error path only)."""
+    for number, tokens in _iter_data_lines(path):
+        for token in tokens[1:]:
+            index_text, sep, _ = token.partition(b":")
+            if sep and index_text.isdigit() and int(index_text) == index:
+                return number
+    return None
+
+
+def _raise_dense_size(path: Path, exc: DenseSizeError) -> NoReturn:
+    """Re-raise a refused dense size as ``file:line: problem``, naming the line."""
+    line = _line_using_index(path, exc.largest_index)
+    where = f"{path}:{line}" if line is not None else str(path)
+    raise LetorFormatError(f"{where}: {exc}") from None
+
+
 def _line_of_row(path: Path, row: int) -> int:
     """1-based line number of data row ``row`` (error path only)."""
     for count, (number, _) in enumerate(_iter_data_lines(path)):
@@ -217,22 +250,26 @@ def _line_of_row(path: Path, row: int) -> int:
 
 
 def _parse_sklearn(
-    source: BinaryIO | gzip.GzipFile, path: Path
+    source: BinaryIO | gzip.GzipFile, path: Path, n_bytes: int
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
-    """sklearn's parser, one-based (never "auto": it can mis-detect), made dense."""
+    """sklearn's parser, one-based (never "auto": it can mis-detect), made dense.
+
+    ``n_bytes`` is the length of the text, for :func:`check_dense_size`.
+    """
     # Imported here: only files outside the fast grammar need it, and it is slow to import.
     from sklearn.datasets import load_svmlight_file
 
     failure = None
     try:
         X, y, q = load_svmlight_file(source, zero_based=False, query_id=True, dtype=np.float64)
-    except ValueError as exc:  # sklearn's messages name neither line nor token
+    except (ValueError, OverflowError) as exc:  # naming neither line nor token
+        # OverflowError: an index or qid beyond sklearn's integer types.
         failure = str(exc)
     if failure is not None:
         _raise_malformed(path, f"unparsable ({failure})")
     # sklearn reports at least one column; the width is the largest index used.
     width = int(X.indices.max()) + 1 if X.nnz else 0
-    _check_dense_size(path, X.shape[0], width)
+    check_dense_size(X.shape[0], width, n_bytes)
     # LETOR sets are dense or nearly so (MQ2008: 46 of 46 features per line), so
     # a dense C-contiguous matrix costs little and makes every row slice a view.
     return X[:, :width].toarray(), y, np.asarray(q, dtype=np.int64)
@@ -250,19 +287,29 @@ def _parse_svmlight(
         buf = _read_buffer(path)
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise LetorFormatError(f"{path}: corrupt gzip data: {exc}") from None
-    parsed = _parse_fast(buf, path) if engine == "auto" else None
-    if parsed is not None:
-        X, y, q, finite = parsed
-    else:
-        X, y, q = _parse_sklearn(io.BytesIO(buf.tobytes()), path)
-        finite = bool(np.isfinite(X).all())
+    try:
+        parsed = _parse_fast(buf) if engine == "auto" else None
+        if parsed is not None:
+            X, y, q, finite = parsed
+        else:
+            X, y, q = _parse_sklearn(io.BytesIO(buf.tobytes()), path, buf.size)
+            finite = bool(np.isfinite(X).all())
+    except DenseSizeError as exc:
+        _raise_dense_size(path, exc)
     if y.size == 0:
         raise LetorFormatError(f"{path}: empty file: no data lines")
-    # Both parsers accept NaN/inf, fractional grades, and sklearn lines without
-    # qid when others have one; we do not.
-    grades_ok = np.all(np.isfinite(y)) and np.all(y >= 0) and np.all(y == np.round(y))
+    # Both parsers accept NaN/inf, fractional grades, grades beyond int64, and
+    # sklearn lines without qid when others have one; we do not.
+    grades_ok = (
+        np.all(np.isfinite(y))
+        and np.all(y >= 0)
+        and np.all(y <= MAX_GRADE)
+        and np.all(y == np.round(y))
+    )
     if not (grades_ok and q.size in (0, y.size) and finite):
-        _raise_malformed(path, "rejected values (NaN/inf, non-integer grade or missing qid)")
+        _raise_malformed(
+            path, "rejected values (NaN/inf, non-integer or too large grade, or missing qid)"
+        )
     return X, y, q
 
 

@@ -10,18 +10,42 @@ stays the reference.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MAX_DENSE_BYTES"]
+from oltr.errors import DataFormatError
+
+__all__ = ["MAX_DENSE_BYTES", "MAX_FEATURE_INDEX", "SPARSE_CELLS", "SPARSE_CELLS_PER_BYTE"]
 
 #: Largest dense feature matrix :func:`~oltr.data.letor.load_letor` builds
-#: (bytes); guards against a stray huge feature index turning a small file into
-#: a giant allocation.
+#: (bytes), however dense the file.
 MAX_DENSE_BYTES = 16 * 2**30
+
+#: Largest feature index accepted: scikit-learn's parser (the reference)
+#: stores column indices as 32-bit integers.
+MAX_FEATURE_INDEX = 2**31 - 1
+
+#: A dense matrix of more cells than this (512 MiB of float64) ...
+SPARSE_CELLS = 2**26
+
+#: ... is refused when it also has more cells than this per byte of text.
+#: Every stored value takes at least 4 bytes (``i:v`` and a separator), so such
+#: a matrix would be at least 1,023 parts in 1,024 zeros: almost always one
+#: stray feature index, and a dense matrix the data do not justify.
+SPARSE_CELLS_PER_BYTE = 256
+
+
+class DenseSizeError(DataFormatError):
+    """The dense feature matrix a file asks for is refused; ``largest_index`` caused it.
+
+    Raised before anything is allocated; :mod:`oltr.data.svmlight` adds the
+    file and the line that uses ``largest_index``.
+    """
+
+    def __init__(self, message: str, largest_index: int) -> None:
+        super().__init__(message)
+        self.largest_index = largest_index
 
 
 # Whitespace is space, tab and CR (so CRLF ends a line like LF); byte codes:
@@ -262,7 +286,7 @@ def _measure(buf: NDArray[np.uint8]) -> tuple[int, int, int, int, int]:
 
 
 def _parse_fast(
-    buf: NDArray[np.uint8], path: Path
+    buf: NDArray[np.uint8],
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], bool] | None:
     """(dense features, grades, per-line qids, all finite), or None outside the fast grammar.
 
@@ -279,8 +303,10 @@ def _parse_fast(
     status, prefix_rows, width, _, _ = _measure(buf[:cut])
     if status == _OUTSIDE_GRAMMAR:
         return None  # sklearn decides, and the diagnosis names the line
+    check_dense_size(prefix_rows, width, cut)
     rows_bound = prefix_rows if cut == buf.size else int(1.5 * prefix_rows * buf.size / cut) + 64
-    _check_dense_size(path, rows_bound, width)
+    if rows_bound * width * 8 > MAX_DENSE_BYTES:
+        rows_bound = 0  # too generous a guess: measure the whole file first
     X = np.zeros((rows_bound, width))
     grades = np.empty(rows_bound)
     qids = np.empty(rows_bound, dtype=np.int64)
@@ -289,7 +315,7 @@ def _parse_fast(
     if status == _TOO_SMALL:
         status, rows, largest, with_qid, n_slow = _measure(buf)
         if status == _OK:
-            _check_dense_size(path, rows, largest)
+            check_dense_size(rows, largest, buf.size)
             X, grades = np.zeros((rows, largest)), np.empty(rows)
             qids, slow = np.empty(rows, dtype=np.int64), np.empty((n_slow, 4), dtype=np.int64)
             _tokenize(buf, True, X, grades, qids, slow)
@@ -307,11 +333,46 @@ def _parse_fast(
     return np.ascontiguousarray(X), grades, qids, finite
 
 
-def _check_dense_size(path: Path, n_docs: int, n_features: int) -> None:
-    n_bytes = n_docs * n_features * 8
-    if n_bytes > MAX_DENSE_BYTES:
-        raise ValueError(
-            f"{path}: a dense {n_docs} x {n_features} feature matrix needs "
-            f"{n_bytes / 2**30:.1f} GiB (> MAX_DENSE_BYTES); "
-            f"is the largest feature index {n_features} right?"
+def check_dense_size(n_docs: int, largest_index: int, n_bytes: int) -> None:
+    """Refuse a dense ``n_docs x largest_index`` matrix parsed from ``n_bytes`` of text.
+
+    The rule, checked before anything is allocated:
+
+    - a feature index above :data:`MAX_FEATURE_INDEX` (2**31 - 1) is refused;
+    - a matrix over :data:`MAX_DENSE_BYTES` (16 GiB) is refused, however dense;
+    - a matrix over :data:`SPARSE_CELLS` cells (512 MiB) that also has more than
+      :data:`SPARSE_CELLS_PER_BYTE` (256) cells per byte of (decompressed) text is
+      refused: the text cannot hold more than one value in 1,024 of its cells,
+      so a stray feature index (``3e8`` in a 30-byte file) would turn a tiny
+      file into gigabytes of zeros.
+
+    Raises
+    ------
+    DenseSizeError
+        Naming the size and the feature index that caused it.
+
+    >>> check_dense_size(10, 46, 4000)
+    >>> check_dense_size(1, 300_000_000, 30)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    oltr.data.tokenizer.DenseSizeError: feature index 300000000 asks for a dense 1 x 300000000 ...
+    """
+    if largest_index > MAX_FEATURE_INDEX:
+        raise DenseSizeError(
+            f"feature index {largest_index} is too large (at most {MAX_FEATURE_INDEX})",
+            largest_index,
+        )
+    cells = n_docs * largest_index
+    size = f"a dense {n_docs} x {largest_index} feature matrix ({cells * 8 / 2**30:.1f} GiB)"
+    if cells * 8 > MAX_DENSE_BYTES:
+        raise DenseSizeError(
+            f"feature index {largest_index} asks for {size}, over MAX_DENSE_BYTES "
+            f"({MAX_DENSE_BYTES / 2**30:.0f} GiB); is it right?",
+            largest_index,
+        )
+    if cells > SPARSE_CELLS and cells > SPARSE_CELLS_PER_BYTE * max(n_bytes, 1):
+        raise DenseSizeError(
+            f"feature index {largest_index} asks for {size} from {n_bytes} bytes of text, "
+            f"at least 1,023 zeros in every 1,024 cells; is it right?",
+            largest_index,
         )

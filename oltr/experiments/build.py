@@ -35,10 +35,15 @@ __all__ = [
     "check_learner",
     "first_context",
     "learner_class",
+    "learner_problems",
     "make_env",
     "make_feedback",
     "make_learner",
 ]
+
+
+#: Learner arguments set by the runner, never by a config.
+_LEARNER_RESERVED = ("n_runs", "rng")
 
 
 def _check_params(
@@ -105,7 +110,7 @@ def make_learner(
     ``params`` sets it.
     """
     cls = learner_class(name)
-    kwargs = _check_params("learner", name, cls, params, ("n_runs", "rng"))
+    kwargs = _check_params("learner", name, cls, params, _LEARNER_RESERVED)
     if horizon is not None and "horizon" not in kwargs and cls.horizon_dependent:
         kwargs["horizon"] = horizon
     return cls(**kwargs, n_runs=n_runs, rng=rngs)
@@ -145,6 +150,72 @@ def check_learner(
     learner = make_learner(name, params, n_runs=1, rngs=0, horizon=horizon)
     if context is not None:
         learner.rank(context)
+
+
+def _learner_problem(
+    name: str, params: Mapping[str, Any], horizon: int | None, context: Context | None
+) -> str | None:
+    try:
+        check_learner(name, params, horizon=horizon, context=context)
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
+
+
+def learner_problems(
+    name: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    horizon: int | None = None,
+    context: Context | None = None,
+) -> list[str]:
+    """Every problem of learner ``name`` with ``params``, not only the first (empty: fine).
+
+    A constructor stops at its first bad argument, so one problem would hide
+    the next (an unknown parameter hides a bad value of a known one). Here every
+    unknown or reserved parameter is one problem; then each known parameter is
+    tried on its own (the others at their defaults), and a failure is confirmed
+    together with all the parameters that passed alone, so a value valid only
+    in combination is not blamed. A problem only the whole setting shows (two
+    values that do not fit each other, or the first round's ``context``, see
+    :func:`check_learner`) is reported when nothing else is.
+
+    >>> learner_problems("rtopk", {"bogus": 1, "surrogate": "nosuch"})  # doctest: +ELLIPSIS
+    ["learner 'rtopk' has no parameter 'bogus'; ...", "surrogate must be one of ..."]
+    """
+    try:
+        cls = learner_class(name)
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise TypeError(
+                f"parameters of learner {name!r} must be a mapping, got {type(params).__name__}"
+            )
+    except (ValueError, TypeError) as exc:
+        return [str(exc)]
+    problems: list[str] = []
+    known = {}
+    for key, value in params.items():
+        try:
+            _check_params("learner", name, cls, {key: value}, _LEARNER_RESERVED)
+        except (ValueError, TypeError) as exc:
+            problems.append(str(exc))
+        else:
+            known[key] = value
+    whole = _learner_problem(name, known, horizon, context)
+    if whole is None:
+        return problems
+    alone = {
+        key: _learner_problem(name, {key: value}, horizon, None) for key, value in known.items()
+    }
+    passed = {key: value for key, value in known.items() if alone[key] is None}
+    found: list[str] = []
+    for key, value in known.items():
+        if alone[key] is not None:
+            confirmed = _learner_problem(name, {**passed, key: value}, horizon, None)
+            if confirmed is not None and confirmed not in found:
+                found.append(confirmed)
+    return problems + (found or [whole])
 
 
 def first_context(

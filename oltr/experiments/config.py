@@ -69,16 +69,19 @@ Validation happens entirely at load time, before any work: the structure through
 pydantic models (unknown keys, wrong types, out-of-range values), then names and
 parameters through :mod:`oltr.registry` (``check_env``, ``check_feedback``,
 ``check_learner``, ``check_compatible``), the measure strings through
-:func:`oltr.metrics.get_measure`, and data files (``[env]`` and ``[heldout]``)
-for existence. Every problem is reported at once, each prefixed with the key it
-concerns, e.g. ``learners[1].params: eta must be > 0, got -1``.
+:func:`oltr.metrics.get_measure`, and data files (``[env]`` and ``[heldout]``):
+they must exist and are parsed (:mod:`oltr.experiments.datacheck`), so a
+malformed line is reported as ``file:line``. Every problem is reported at
+once, each prefixed with the key it concerns, e.g.
+``learners[1].params: eta must be > 0, got -1``; every problem of a learner
+setting too, not only the first (:func:`oltr.experiments.build.learner_problems`).
+A file that is not UTF-8 is reported with the byte offset of the first bad byte.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
-import functools
 import json
 import tomllib
 from collections.abc import Mapping
@@ -91,6 +94,7 @@ from pydantic import ValidationError
 
 import oltr.registry as registry
 from oltr.experiments import build
+from oltr.experiments.datacheck import check_env_data, check_heldout_data
 from oltr.experiments.datapaths import _resolve_data_paths
 from oltr.experiments.grid import checkpoint_schedule, expand_grid
 from oltr.experiments.runner import RunSetSpec, check_heldout
@@ -157,9 +161,20 @@ def load_config(path: str | Path, *, size: str | None = None) -> Experiment:
     source = str(path)
     if not path.is_file():
         raise ConfigError(source, ["file not found"])
+    raw = path.read_bytes()
     try:
-        with path.open("rb") as fh:
-            document = tomllib.load(fh)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib would raise this untyped
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            source,
+            [
+                f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} "
+                f"(line {line}) cannot be decoded ({exc.reason}); save the file as UTF-8"
+            ],
+        ) from None
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message carries line and column
         raise ConfigError(source, [f"TOML syntax error: {exc}"]) from None
     return parse_config(document, source=source, base_dir=path.resolve().parent, size=size)
@@ -180,8 +195,8 @@ def parse_config(
     except ValidationError as exc:
         raise ConfigError(source, [_describe(err) for err in exc.errors()]) from None
     problems: list[str] = []
-    env_params = _check_components(model, base, problems)
-    heldout = _check_heldout(model, base, problems)
+    env_params, width = _check_components(model, base, problems)
+    heldout = _check_heldout(model, base, problems, width)
     settings = _learner_settings(model, env_params, problems)
     if problems:
         raise ConfigError(source, problems)
@@ -289,15 +304,23 @@ def _check(where: str, problems: list[str], fn: Any, *args: Any, **kwargs: Any) 
     return True
 
 
-def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> dict[str, Any]:
-    """Check measures, environment and feedback; returns env params with data paths resolved."""
+def _check_components(
+    model: ConfigModel, base: Path, problems: list[str]
+) -> tuple[dict[str, Any], int | None]:
+    """Check measures, environment, feedback and data files.
+
+    Returns the env params with data paths resolved, and the width of the
+    environment's data file (None without one).
+    """
     for i, measure in enumerate(model.experiment.measures):
         _check(f"experiment.measures[{i}]", problems, get_measure, measure)
     n_before = len(problems)
     env_params = _resolve_data_paths(model.env.params, base, problems)
     files_ok = len(problems) == n_before  # else the env check would only repeat the path
+    width = None
     if _known("env", model.env.name, registry.ENVIRONMENTS, problems) and files_ok:
-        _check("env.params", problems, build.check_env, model.env.name, env_params)
+        if _check("env.params", problems, build.check_env, model.env.name, env_params):
+            width = check_env_data(model.env.name, env_params, problems)
     if _known("feedback", model.feedback.name, registry.FEEDBACK_MODELS, problems):
         _check(
             "feedback.params",
@@ -308,11 +331,16 @@ def _check_components(model: ConfigModel, base: Path, problems: list[str]) -> di
         )
     for i, entry in enumerate(model.learners):
         _known(f"learners[{i}]", entry.name, _LearnerNames(), problems)
-    return env_params
+    return env_params, width
 
 
-def _check_heldout(model: ConfigModel, base: Path, problems: list[str]) -> dict[str, Any] | None:
-    """The ``[heldout]`` table with data paths resolved and defaults filled in (None if absent)."""
+def _check_heldout(
+    model: ConfigModel, base: Path, problems: list[str], width: int | None
+) -> dict[str, Any] | None:
+    """The ``[heldout]`` table with data paths resolved and defaults filled in (None if absent).
+
+    Its file is read as the runner will, and must have ``width`` features when known.
+    """
     if model.heldout is None:
         return None
     table = _resolve_data_paths(model.heldout.model_dump(), base, problems, where="heldout")
@@ -324,11 +352,14 @@ def _check_heldout(model: ConfigModel, base: Path, problems: list[str]) -> dict[
             f" environment {model.env.name!r} produces {kind!r} contexts"
         )
     try:
-        return check_heldout(table)
+        checked = check_heldout(table)
     except (ValueError, TypeError) as exc:  # what the structure check cannot see, e.g. NaN
         text = str(exc)
         problems.append(text if text.startswith("heldout:") else text.replace(" ", ": ", 1))
         return None
+    assert checked is not None  # the table is not None
+    check_heldout_data(checked, width, problems)
+    return checked
 
 
 class _LearnerNames(dict[str, Any]):
@@ -353,22 +384,18 @@ def _known(where: str, name: str, table: Mapping[str, Any], problems: list[str])
     return False
 
 
-def _check_param(
-    where: str, shown: str, setting: Mapping[str, Any], problems: list[str], fn: Any, *args: Any
+def _file_params(
+    where: str, shown: str, setting: Mapping[str, Any], problems: list[str], found: list[str]
 ) -> bool:
-    """Like :func:`_check`, but files a message that starts with a parameter under its key."""
+    """File each problem of one setting, one that starts with a parameter under its key."""
     suffix = f" (setting {shown})" if shown else ""
-    try:
-        fn(*args)
-    except (ValueError, TypeError) as exc:
-        text = str(exc)
+    for text in found:
         key = next((k for k in setting if text.startswith(f"{k} ")), None)
         if key is None:
             problems.append(f"{where}{suffix}: {text}")
         else:
             problems.append(f"{where}.{key}{suffix}: {text[len(key) + 1 :]}")
-        return False
-    return True
+    return not found
 
 
 def _fmt(value: Any) -> str:
@@ -410,17 +437,10 @@ def _learner_settings(
         for setting in settings:
             shown = ", ".join(f"{k}={_fmt(setting[k])}" for k in varying)
             if entry.name in _LearnerNames():
-                ok = _check_param(
-                    f"learners[{i}].params",
-                    shown,
-                    setting,
-                    problems,
-                    functools.partial(
-                        build.check_learner, horizon=model.experiment.horizon, context=context
-                    ),
-                    entry.name,
-                    setting,
+                found = build.learner_problems(
+                    entry.name, setting, horizon=model.experiment.horizon, context=context
                 )
+                ok = _file_params(f"learners[{i}].params", shown, setting, problems, found)
                 if ok and parts_ok and not compatible_checked:
                     # Once per entry: a mismatch of kinds repeats for every grid point.
                     compatible_checked = True
