@@ -62,11 +62,12 @@ LEARNERS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = (
     ("ListNet (full)", "listnet", {}, "full", {}),
     ("DBGD (team-draft clicks)", "dbgd", {}, "interleaved-clicks", {}),
 )
+PAPER_SUFFIX = ", paper η γ"
 #: CT16's literal setting (η = T^(-2/3) or T^(-1/2), γ = T^(-1/3), last iterate), beside the
 #: defaults in the full reproduction, to check CT16 §6's comparison of surrogates at both.
 PAPER_LEARNERS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = tuple(
     (
-        f"{label}, paper η γ",
+        f"{label}{PAPER_SUFFIX}",
         learner,
         {**params, "eta": "paper", "gamma": "paper", "report": "last"},
         feedback,
@@ -230,14 +231,17 @@ def plot_curves(curves: pd.DataFrame, path: Path) -> None:
     FigureCanvasAgg(fig)
     for ax, group in zip(fig.subplots(1, len(groups), squeeze=False)[0], groups, strict=True):
         part = curves[curves["group"] == group]
+        colours: dict[str, str] = {}
         for learner, lines in part.groupby("learner", sort=False):
             mean = lines.groupby("t")["heldout"].mean()
-            style = "--" if "paper" in str(learner) else "-"  # the paper's setting: dashed
-            ax.plot(mean.index, mean.to_numpy(), style, label=learner)
+            base = str(learner).removesuffix(PAPER_SUFFIX)  # the paper's setting: dashed, same hue
+            colours.setdefault(base, f"C{len(colours)}")
+            style = "--" if base != learner else "-"
+            ax.plot(mean.index, mean.to_numpy(), style, color=colours[base], label=learner)
         ax.axhline(part["floor"].mean(), color="grey", linestyle=":", label="random orders")
         ax.axhline(part["ceiling"].mean(), color="black", linestyle="--", label="offline RankSVM")
         ax.set_xscale("log")
-        ax.set_title(f"{group}: held-out NDCG@10 (defaults)")
+        ax.set_title(f"{group}: held-out NDCG@10")
         ax.set_xlabel("round t")
     fig.axes[0].set_ylabel("NDCG@10 on test queries")
     fig.axes[-1].legend(fontsize=7, loc="lower right")
