@@ -302,9 +302,9 @@ def test_invalid_parameters(cls: type, kwargs: dict, match: str) -> None:
         cls(**kwargs)
 
 
-def test_rtop1f_needs_horizon_and_room_for_exploration() -> None:
-    with pytest.raises(ValueError, match="needs the horizon"):
-        RTop1F().rank(Context(t=1, n_items=4))
+def test_rtop1f_needs_room_for_exploration_and_a_horizon_for_n_blocks() -> None:
+    with pytest.raises(ValueError, match="n_blocks=K splits a known horizon"):
+        RTop1F(n_blocks=3)
     with pytest.raises(ValueError, match="cannot hold the 10 exploration rounds"):
         RTop1F(horizon=50).rank(Context(t=1, n_items=10))  # T < m^2: L = 5 < m
     lrn = RTop1F(horizon=100)
@@ -383,3 +383,51 @@ def test_final_regrets_runs_each_horizon_with_its_own_schedule() -> None:
     )
     assert df.shape == (4, 4) and sorted(df["T"].unique()) == [200, 400]
     assert (df["regret"] > 0).all()
+
+
+def _play(lrn: RTop1F, relevance: np.ndarray, rounds: int) -> np.ndarray:
+    """Orders of ``rounds`` rounds of ``lrn`` against fixed relevance, top-k labels revealed."""
+    shown = []
+    for t in range(1, rounds + 1):
+        ctx = Context(t=t, n_items=relevance.size)
+        orders = lrn.rank(ctx)
+        k = int(lrn.top_k)
+        lrn.update(ctx, orders, TopKFeedback(orders, relevance[orders[:, :k]]))
+        shown.append(orders.copy())
+    return np.stack(shown)
+
+
+def test_rtop1f_without_horizon_is_algorithm_1_restarted_on_doubling_epochs() -> None:
+    # Anytime by the doubling trick: the first epoch is the shortest power of two whose
+    # blocks hold the m explorations, and every epoch is a fresh Algorithm 1 for its length.
+    # So over its first epoch the anytime learner plays exactly what a learner told that
+    # horizon plays (same generator draws), and each epoch's (K, ε) is the theorems'.
+    m, relevance = 5, np.array([1.0, 0.0, 1.0, 0.0, 0.0])
+    anytime = RTop1F(n_runs=2, rng=3)
+    anytime.rank(Context(t=1, n_items=m))
+    first_epoch = anytime._epoch[1]
+    k_first, _ = rtop1f_schedule("dcg", m, first_epoch)
+    assert (
+        first_epoch // k_first >= m
+        and (first_epoch // 2) // rtop1f_schedule("dcg", m, first_epoch // 2)[0] < m
+    )  # the shortest such power of two
+    known = _play(RTop1F(horizon=first_epoch, n_runs=2, rng=3), relevance, first_epoch)
+    fresh = _play(RTop1F(n_runs=2, rng=3), relevance, first_epoch)
+    np.testing.assert_array_equal(fresh, known)
+    lrn = RTop1F(n_runs=2, rng=3)
+    _play(lrn, relevance, 7 * first_epoch + 1)  # into the fourth epoch (T0, 2T0, 4T0, 8T0)
+    assert lrn._epoch == (7 * first_epoch + 1, 15 * first_epoch)
+    k_blocks, length, eps = lrn.schedule_
+    assert (k_blocks, eps) == rtop1f_schedule("dcg", m, 8 * first_epoch)
+    assert length == 8 * first_epoch // k_blocks
+
+
+def test_rtop1f_without_horizon_learns() -> None:
+    # Two relevant objects of six; after 20,000 rounds the anytime learner must put a
+    # relevant object on top far more often than 1/3 (random). Over the last 2,000 rounds
+    # of 8 runs, a binomial test against 1/3 at alpha = 1e-6.
+    relevance = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    shown = _play(RTop1F(n_runs=8, rng=11), relevance, 20_000)
+    hits = relevance[shown[-2000:, :, 0]].sum()
+    assert stats.binomtest(int(hits), 16_000, 1 / 3, alternative="greater").pvalue < 1e-6
+    assert hits / 16_000 > 0.8

@@ -15,6 +15,7 @@ from scipy import stats
 
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import ChoiceFeedback, FullFeedback
+from oltr.learners.expweights import ExponentialWeights
 from oltr.learners.onlinerank import FollowPerturbedLeader, OnlineRank
 from oltr.types import Context
 
@@ -108,9 +109,43 @@ def test_update_adds_eta_times_the_chosen_indicator() -> None:
     np.testing.assert_array_equal(lrn.weights_, eta * np.array([[2, 1, 1, 0], [0, 1, 1, 2]]))
 
 
-def test_missing_horizon_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="horizon"):
-        OnlineRank(rng=0).rank(Context(t=1, n_items=3))
+def _rate(lrn: OnlineRank | FollowPerturbedLeader | ExponentialWeights) -> float:
+    return lrn._beta if isinstance(lrn, ExponentialWeights) else lrn.eta_
+
+
+def _choose(lrn: OnlineRank | FollowPerturbedLeader | ExponentialWeights, t: int, m: int) -> int:
+    """One round in which the user always chooses item 0; returns the item shown on top."""
+    ctx = Context(t=t, n_items=m)
+    orders = lrn.rank(ctx)
+    chosen = np.zeros((lrn.n_runs, m), dtype=bool)
+    chosen[:, 0] = True
+    lrn.update(ctx, orders, ChoiceFeedback(orders, chosen))
+    return int((orders[:, 0] == 0).sum())
+
+
+@pytest.mark.parametrize("cls", [OnlineRank, FollowPerturbedLeader, ExponentialWeights])
+def test_without_horizon_the_rate_is_the_default_formula_with_t_for_t(cls: type) -> None:
+    # Anytime: at round t the rate is exactly the one a learner told horizon = t uses.
+    m = 4
+    anytime = cls(n_runs=2, rng=0)
+    for t in range(1, 201):
+        _choose(anytime, t, m)
+        if t in (1, 7, 200):
+            told = cls(horizon=t, rng=0)
+            told.rank(Context(t=1, n_items=m))
+            assert _rate(anytime) == _rate(told)
+
+
+@pytest.mark.parametrize("cls", [OnlineRank, FollowPerturbedLeader, ExponentialWeights])
+def test_without_horizon_the_chosen_item_rises_to_the_top(cls: type) -> None:
+    # Item 0 of 5 is always chosen. Over rounds 1,001-2,000 of 4 runs a learner that
+    # learns puts it on top far more often than a random order's 1/5: binomial test
+    # against 1/5 at alpha = 1e-6, and at least half of the time.
+    m, lrn = 5, cls(n_runs=4, rng=1)
+    tops = [_choose(lrn, t, m) for t in range(1, 2001)]
+    hits = sum(tops[1000:])
+    assert stats.binomtest(hits, 4000, 0.2, alternative="greater").pvalue < 1e-6
+    assert hits > 2000
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,9 @@ class ExponentialWeights(Learner[Feedback]):
     Parameters
     ----------
     beta
-        Learning rate ``β`` > 0; None: ``√(8 ln(m!) / T) / R``.
+        Learning rate ``β`` > 0; None: ``√(8 ln(m!) / T) / R``, or without a
+        horizon the anytime ``β_t = √(8 ln(m!) / t) / R`` (Cesa-Bianchi & Lugosi
+        2006, Theorem 2.3: regret at most ``R(√(2 T ln(m!)) + √(ln(m!)/8))``).
     z
         Position weight of the loss, a key of
         :data:`oltr.envs.choice.POSITION_WEIGHTS`.
@@ -89,7 +91,7 @@ class ExponentialWeights(Learner[Feedback]):
     signal
         ``"choice"`` (the chosen set) or ``"full"`` (revealed grades, §5).
     horizon
-        The number of rounds ``T`` >= 1 (filled by the runner).
+        The number of rounds ``T`` >= 1 (filled by the runner); None: anytime rate.
     n_runs, rng
         See :class:`~oltr.learners.base.Learner`.
 
@@ -164,21 +166,22 @@ class ExponentialWeights(Learner[Feedback]):
             position_weights(self.z, n_items)[ranks_from_order(self._orders)].T
         )
         self._loss = np.zeros((self.n_runs, self._orders.shape[0]))
+        self._anytime_spread: float | None = None
         if self.beta is not None:
             self._beta = float(self.beta)
+            return
+        spread = loss_range(
+            n_items,
+            z=self.z,
+            signal=self.signal,
+            n_chosen=min(int(self.n_chosen), n_items - 1 or 1),
+        )
+        spread = spread if spread > 0 else 1.0
+        if self.horizon is None:  # anytime: β_t with t for T, set at every round
+            self._anytime_spread = spread
+            self._beta = hedge_rate(n_items, 1, spread)[0]
         else:
-            if self.horizon is None:
-                raise ValueError(
-                    "ExponentialWeights needs the horizon T for its default rate: "
-                    "pass horizon= (the runner fills it) or beta="
-                )
-            spread = loss_range(
-                n_items,
-                z=self.z,
-                signal=self.signal,
-                n_chosen=min(int(self.n_chosen), n_items - 1 or 1),
-            )
-            self._beta = hedge_rate(n_items, int(self.horizon), spread if spread > 0 else 1.0)[0]
+            self._beta = hedge_rate(n_items, int(self.horizon), spread)[0]
 
     def _state(self, context: Context) -> FloatArray:
         if getattr(self, "_loss", None) is None:
@@ -207,6 +210,8 @@ class ExponentialWeights(Learner[Feedback]):
     def rank(self, context: Context) -> Orders:
         """One ranking per run drawn from ``P_t`` by inverting its cumulative distribution."""
         self._state(context)
+        if self._anytime_spread is not None:
+            self._beta = hedge_rate(self._orders.shape[1], context.t, self._anytime_spread)[0]
         cdf = np.cumsum(self.probabilities_, axis=1)
         u = self.rngs.random() * cdf[:, -1]
         idx = np.minimum((cdf < u[:, None]).sum(axis=1), cdf.shape[1] - 1)

@@ -136,6 +136,7 @@ class _Histogram(Learner[Feedback]):
     context_kind: ClassVar[str] = "items"
     signal: str
     horizon: int | None
+    eta: float | None
 
     @property
     def requires(self) -> FeedbackRequirement:  # type: ignore[override]
@@ -158,13 +159,22 @@ class _Histogram(Learner[Feedback]):
             )
         return hist
 
-    def _need_horizon(self) -> int:
-        if self.horizon is None:
-            raise ValueError(
-                f"{type(self).__name__} needs the horizon T for its default rate: "
-                "pass horizon= (the runner fills it) or set the rate explicitly"
-            )
-        return int(self.horizon)
+    def _horizon_or(self, t: int) -> int:
+        return t if self.horizon is None else int(self.horizon)
+
+    def _anytime_rate(self, t: int) -> None:
+        """Without a horizon, the default rate's formula with the round t for T.
+
+        A non-increasing rate η_t of the form c/√t is the anytime version of the
+        fixed c/√T (for exponential weights: Cesa-Bianchi & Lugosi 2006, Theorem 2.3;
+        for the perturbed leader: Hutter & Poland 2005), with regret of the same
+        order; Ailon 2014 analyses only the fixed rate.
+        """
+        if self.eta is None and self.horizon is None:
+            self._eta = self._default_rate(self._w.shape[1], t)
+
+    def _default_rate(self, n_items: int, horizon: int) -> float:
+        raise NotImplementedError
 
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
         """Add this round's signal ``s_t`` to the histogram (Algorithm 1, line 6)."""
@@ -199,7 +209,9 @@ class OnlineRank(_Histogram):
     sort
         ``"quicksort"`` (Algorithm 2) or ``"plackett-luce"`` (Algorithm 3).
     eta
-        Learning rate ``η`` in (0, 1]; None uses Theorem 3.1's, capped at 1.
+        Learning rate ``η`` in (0, 1]; None uses Theorem 3.1's, capped at 1, with
+        the horizon T, or without one the same formula with the round t for T
+        (anytime; see :meth:`_anytime_rate`).
     max_loss
         Ailon's ``M`` (eq. 2.3), > 0; None uses :func:`default_max_loss`
         (``n k`` for choice, Corollary 3.2; ``n²(n²−1)/12`` for rankings, §5).
@@ -267,12 +279,16 @@ class OnlineRank(_Histogram):
         if self.eta is not None:
             self._eta = float(self.eta)
             return
-        m_bound = (
+        m_bound = float(
             self.max_loss
             if self.max_loss is not None
             else default_max_loss(n_items, signal=self.signal, n_chosen=int(self.n_chosen))
         )
-        self._eta = onlinerank_rate(n_items, self._need_horizon(), float(m_bound))
+        self._max_loss = m_bound
+        self._eta = self._default_rate(n_items, self._horizon_or(1))
+
+    def _default_rate(self, n_items: int, horizon: int) -> float:
+        return onlinerank_rate(n_items, horizon, self._max_loss)
 
     @property
     def eta_(self) -> float:
@@ -291,6 +307,7 @@ class OnlineRank(_Histogram):
     def rank(self, context: Context) -> Orders:
         """``SortProc(V, w_{t−1})`` for every run (Algorithm 1, line 4)."""
         hist = self._histogram(context)  # sets the rate at the first round
+        self._anytime_rate(context.t)
         w = self._eta * hist
         if self.sort == "quicksort":
             return np.stack([noisy_quicksort(w[b], g) for b, g in enumerate(self.rngs)])
@@ -321,7 +338,8 @@ class FollowPerturbedLeader(_Histogram):
     Parameters
     ----------
     eta
-        Perturbation shape ``η`` > 0 (noise on [0, 1/η]); None: :func:`fpl_rate`.
+        Perturbation shape ``η`` > 0 (noise on [0, 1/η]); None: :func:`fpl_rate`
+        with the horizon T, or without one with the round t for T (anytime).
     z
         Position weight of the loss, a key of
         :data:`oltr.envs.choice.POSITION_WEIGHTS` (``linear`` is eq. 2.1).
@@ -381,13 +399,11 @@ class FollowPerturbedLeader(_Histogram):
         if self.eta is not None:
             self._eta = float(self.eta)
             return
-        self._eta, _ = fpl_rate(
-            n_items,
-            self._need_horizon(),
-            z=self.z,
-            signal=self.signal,
-            n_chosen=min(int(self.n_chosen), n_items),
-        )
+        self._eta = self._default_rate(n_items, self._horizon_or(1))
+
+    def _default_rate(self, n_items: int, horizon: int) -> float:
+        n_chosen = min(int(self.n_chosen), n_items)
+        return fpl_rate(n_items, horizon, z=self.z, signal=self.signal, n_chosen=n_chosen)[0]
 
     @property
     def eta_(self) -> float:
@@ -399,6 +415,7 @@ class FollowPerturbedLeader(_Histogram):
     def rank(self, context: Context) -> Orders:
         """Sort ``W + ε`` decreasingly, ``ε ~ U[0, 1/η]`` (ties have probability 0)."""
         hist = self._histogram(context)
+        self._anytime_rate(context.t)
         noise = self.rngs.uniform(0.0, 1.0 / self._eta, context.n_items)
         return np.argsort(-(hist + noise), axis=1).astype(np.intp, copy=False)
 

@@ -177,7 +177,12 @@ class RTop1F(_FixedItemsFTPL):
     measure
         ``"dcg"`` (default), ``"sumloss"``, ``"pairwise"`` or ``"precision@k"``.
     horizon
-        Known horizon ``T`` (the runner fills it); required before the first round.
+        Known horizon ``T`` (the runner fills it). None: the anytime schedule by
+        the doubling trick (Cesa-Bianchi & Lugosi 2006, §2.3): epochs of
+        ``T_0, 2T_0, 4T_0, …`` rounds (``T_0`` the shortest power of two whose
+        blocks hold the explorations), each a fresh Algorithm 1 for its length,
+        so the regret stays ``O(T^{2/3})`` — within a factor
+        ``2^{2/3}/(2^{2/3} − 1) ≈ 2.7`` of the known-horizon bound.
     n_blocks
         Number of blocks ``K`` >= 1; None uses Theorems 7/9/10.
     epsilon
@@ -226,7 +231,12 @@ class RTop1F(_FixedItemsFTPL):
             check_scalar(horizon, "horizon", low=1, integer=True)
         if n_blocks is not None:
             check_scalar(n_blocks, "n_blocks", low=1, integer=True)
-            if horizon is not None and n_blocks > horizon:
+            if horizon is None:
+                raise ValueError(
+                    "n_blocks=K splits a known horizon into K blocks: pass horizon= too, "
+                    "or leave both unset for the anytime (doubling) schedule"
+                )
+            if n_blocks > horizon:
                 raise ValueError(f"n_blocks must be <= horizon={horizon}, got {n_blocks}")
         if epsilon is not None:
             check_scalar(epsilon, "epsilon", low=0, include_low=False)
@@ -257,43 +267,59 @@ class RTop1F(_FixedItemsFTPL):
     # -- schedule -----------------------------------------------------------------
 
     def _first(self, m: int) -> None:
-        if self.horizon is None:
-            raise ValueError(
-                "RTop1F needs the horizon T (Algorithm 1 line 1): pass horizon=, "
-                "or run it through the runner, which sets it"
-            )
-        k_paper, _ = rtop1f_schedule(self.measure, m, self.horizon, self.max_grade, self.top_k)
+        self._n_explore = -(-m // int(self.top_k))
+        epoch = int(self.horizon) if self.horizon is not None else self._first_epoch(m)
+        self._start_epoch(m, epoch, start=1)
+
+    def _first_epoch(self, m: int) -> int:
+        """The shortest power-of-two horizon whose Theorem 7/9/10 blocks hold m explorations."""
+        epoch = 1
+        while epoch // self._schedule(m, epoch)[0] < self._n_explore:
+            epoch *= 2
+        return epoch
+
+    def _schedule(self, m: int, horizon: int) -> tuple[int, float]:
+        k_paper, _ = rtop1f_schedule(self.measure, m, horizon, self.max_grade, self.top_k)
         k_blocks = self.n_blocks if self.n_blocks is not None else k_paper
         d, r, a = kv_constants(self.measure, m, self.max_grade)
         # ε = sqrt(D/(RAK)) for the K actually used (eq. 11 with K full-information rounds)
-        self._eps = (
-            float(self.epsilon) if self.epsilon is not None else math.sqrt(d / (r * a * k_blocks))
-        )
-        self._k_blocks = int(k_blocks)
-        self._len = self.horizon // self._k_blocks
-        self._n_explore = -(-m // int(self.top_k))
+        eps = float(self.epsilon) if self.epsilon is not None else math.sqrt(d / (r * a * k_blocks))
+        return int(k_blocks), eps
+
+    def _start_epoch(self, m: int, horizon: int, start: int) -> None:
+        """Algorithm 1 afresh for ``horizon`` rounds from round ``start`` (S = 0)."""
+        self._k_blocks, self._eps = self._schedule(m, horizon)
+        self._epoch = (start, start + horizon - 1)
+        self._block_index = 0
+        self._len = horizon // self._k_blocks
         if self._len < self._n_explore:
             raise ValueError(
-                f"blocks of {self._len} rounds (horizon={self.horizon}, "
+                f"blocks of {self._len} rounds (horizon={horizon}, "
                 f"K={self._k_blocks}) cannot hold the {self._n_explore} exploration "
                 f"rounds of {m} items; use a horizon >= m^2 (K = m^(-1/3) T^(2/3)) "
                 "or set n_blocks"
             )
         self._estimate = np.zeros((self.n_runs, m))
+        if self._scores is not None:
+            self._scores[:] = 0.0
 
     @property
     def schedule_(self) -> tuple[int, int, float]:
-        """``(K, L, ε)``: number of blocks, block length, perturbation parameter."""
+        """``(K, L, ε)`` of the current epoch: number of blocks, block length, perturbation."""
         if self._m is None:
             raise RuntimeError("the schedule is fixed at the first round (it needs m)")
         return self._k_blocks, self._len, self._eps
 
     def _new_block(self) -> None:
         start = self._t  # the round about to be played (1-based)
-        assert self.horizon is not None
+        first, last = self._epoch
+        if self.horizon is None and start > last:  # doubling: the next epoch is twice as long
+            assert self._m is not None
+            self._start_epoch(self._m, 2 * (last - first + 1), start)
+            first, last = self._epoch
         self._block_index += 1
         # the K-th block takes the T mod K leftover rounds; blocks past T have length L
-        length = self.horizon - start + 1 if self._block_index == self._k_blocks else self._len
+        length = last - start + 1 if self._block_index == self._k_blocks else self._len
         self._block_start, self._block_end = start, start + length - 1
         m, k, e = self._m, int(self.top_k), self._n_explore
         assert m is not None
