@@ -2,8 +2,9 @@
 
 For each data set (LETOR 4.0 MQ2008 and LETOR 3.0 OHSUMED, five folds each; the
 MSLR-WEB sample), each cascade click model (perfect, navigational,
-informational; stop after a click) and each learner — PDGD, P-MGD (49
-candidates), P-DBGD, TD-DBGD, RTop-kF (its defaults: squared surrogate, top-1
+informational; stop after a click) and each learner — PDGD, PDGD with a neural
+ranker (one hidden layer of 64 sigmoid units), P-MGD (49 candidates), P-DBGD,
+TD-DBGD, RTop-kF (its defaults: squared surrogate, top-1
 labels, a different feedback kind on the same queries) and the random ranker —
 ``runs`` runs of ``horizon`` impressions (:mod:`oltr.experiments.clicks_protocol`):
 offline held-out NDCG@10 at log-spaced impressions and the online discounted
@@ -34,6 +35,7 @@ from oltr.feedback import FeedbackModel, TopKFeedbackModel
 from oltr.feedback.clicks import ClickFeedbackModel
 from oltr.learners.base import Learner
 from oltr.learners.baselines import RandomRanker
+from oltr.learners.neural_pdgd import NeuralPDGD
 from oltr.learners.pdgd import PDGD
 from oltr.learners.pmgd import PDBGD, PMGD, TDDBGD
 from oltr.learners.rtopk import RTopKF
@@ -55,6 +57,7 @@ CLICK_MODELS = ("perfect", "navigational", "informational")
 #: label -> factory(n_runs, rng, horizon)
 LEARNERS: dict[str, Callable[[int, Any, int], Learner[Any]]] = {
     "PDGD": lambda b, rng, h: PDGD(n_runs=b, rng=rng),
+    "PDGD (neural)": lambda b, rng, h: NeuralPDGD(n_runs=b, rng=rng),
     "P-MGD": lambda b, rng, h: PMGD(n_runs=b, rng=rng),
     "P-DBGD": lambda b, rng, h: PDBGD(n_runs=b, rng=rng),
     "TD-DBGD": lambda b, rng, h: TDDBGD(n_runs=b, rng=rng),

@@ -1,4 +1,4 @@
-"""Held-out evaluation of linear rankers: NDCG@k of weight vectors on a test set.
+"""Held-out evaluation of rankers: NDCG@k of weight vectors (or any scorer) on a test set.
 
 Online learning-to-rank papers report two curves: the quality of the lists
 *shown* during learning (the runner's ``ndcg@10:avg``, Chaudhuri & Tewari 2016
@@ -19,6 +19,7 @@ queries are scored with one matrix product.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -83,10 +84,29 @@ class HeldoutSet:
 
     def per_query(self, weights: ArrayLike) -> FloatArray:
         """NDCG@k of each run's ranker on each query, shape (B, n_queries)."""
-        x, r, mask = self._padded
+        x, _, _ = self._padded
         q, m, d = x.shape
         w = _weights(weights, d)
-        scores = (x.reshape(q * m, d) @ w.T).T.reshape(w.shape[0], q, m)
+        return self._ndcg_of((x.reshape(q * m, d) @ w.T).T.reshape(w.shape[0], q, m))
+
+    def per_query_scorer(self, score: Callable[[FloatArray], FloatArray]) -> FloatArray:
+        """NDCG@k per run and query of any scorer: ``score(X)`` maps (n, d) rows to (B, n)."""
+        x, _, _ = self._padded
+        q, m, d = x.shape
+        s = np.asarray(score(x.reshape(q * m, d)), dtype=np.float64)
+        if s.ndim != 2 or s.shape[1] != q * m:
+            raise ValueError(f"score must return shape (B, {q * m}), got {s.shape}")
+        if not np.isfinite(s).all():
+            raise ValueError("scores must be finite")
+        return self._ndcg_of(s.reshape(s.shape[0], q, m))
+
+    def evaluate_scorer(self, score: Callable[[FloatArray], FloatArray]) -> FloatArray:
+        """Mean NDCG@k over the held-out queries of a scorer (see :meth:`per_query_scorer`)."""
+        mean: FloatArray = self.per_query_scorer(score).mean(axis=-1)
+        return mean
+
+    def _ndcg_of(self, scores: FloatArray) -> FloatArray:
+        _, r, mask = self._padded
         scores[:, ~mask] = -np.inf  # padding sorts last (and is masked out anyway)
         order = np.argsort(-scores, axis=-1, kind="stable")
         return np.asarray(
