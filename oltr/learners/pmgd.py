@@ -39,11 +39,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.clicks.interleaving import team_draft_interleave
-from oltr.clicks.multileaving import preference_vs_first, probabilistic_multileave
+from oltr.clicks.multileaving import multileave_one, preference_vs_first, rank_weights
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.linear import LinearRanker, batch_scores
@@ -54,6 +55,52 @@ from oltr.validation import check_choice, check_scalar
 __all__ = ["MULTILEAVING_METHODS", "PDBGD", "PMGD", "TDDBGD", "fill_order"]
 
 MULTILEAVING_METHODS = ("probabilistic", "team_draft")
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_and_multileave(
+    weights: Any,
+    u: Any,
+    delta: float,
+    features_t: Any,
+    uniforms: Any,
+    table: Any,
+    own: Any,
+    shown: Any,
+    q: Any,
+) -> None:  # pragma: no cover
+    """Per run: score the ranker and its candidates, sort them, multileave the page.
+
+    The same arithmetic as :func:`~oltr.learners.linear.batch_scores` on the
+    candidates ``w + (δ u_j)`` and a stable descending sort (ties by lower index),
+    one run at a time, so a run's page does not depend on its batch.
+    """
+    n_runs, d = weights.shape
+    n = u.shape[1]
+    m = features_t.shape[1]
+    ranks = np.empty((n + 1, m), dtype=np.intp)
+    wr = np.empty(d)
+    neg = np.empty(m)
+    for b in range(n_runs):
+        for r in range(n + 1):
+            for j in range(d):
+                wr[j] = weights[b, j] if r == 0 else weights[b, j] + delta * u[b, r - 1, j]
+            for i in range(m):
+                neg[i] = 0.0
+            for j in range(d):
+                w = wr[j]
+                if w != 0.0:
+                    for i in range(m):
+                        neg[i] += w * features_t[j, i]
+            for i in range(m):
+                neg[i] = -neg[i]
+            order = np.argsort(neg, kind="mergesort")
+            for pos in range(m):
+                ranks[r, order[pos]] = pos
+            if r == 0:
+                for pos in range(m):
+                    own[b, pos] = order[pos]
+        multileave_one(ranks, uniforms[b, 0], uniforms[b, 1], table, shown[b], q[b])
 
 
 def fill_order(shown: NDArray[np.intp], base: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -150,22 +197,33 @@ class PMGD(LinearRanker[ClickFeedback]):
         n, m = int(self.n_candidates), x.shape[0]
         z = self.rngs.map(lambda g: g.standard_normal((n, d)))
         u = z / np.linalg.norm(z, axis=-1, keepdims=True)
+        kk = min(int(self.k), m)
+        if self.method != "team_draft":
+            coins = self.rngs.map(lambda g: g.random((2, kk)))
+            own = np.empty((b, m), dtype=np.intp)
+            shown = np.empty((b, kk), dtype=np.intp)
+            posterior = np.empty((b, kk, n + 1))
+            _rank_and_multileave(
+                self._weights,
+                u,
+                float(self.delta),
+                np.ascontiguousarray(x.T, dtype=np.float64),
+                coins,
+                rank_weights(m, float(self.tau)),
+                own,
+                shown,
+                posterior,
+            )
+            self._round = (context.t, u, posterior)
+            return fill_order(shown, own)
         rankers = np.concatenate(
             [self._weights[:, None], self._weights[:, None] + self.delta * u], 1
         )
         scores = batch_scores(rankers.reshape(b * (n + 1), d), x).reshape(b, n + 1, m)
         orders = np.argsort(-scores, axis=-1, kind="stable")
-        kk = min(int(self.k), m)
-        if self.method == "team_draft":
-            il = team_draft_interleave(orders[:, 0], orders[:, 1], k=kk, rng=list(self.rngs))
-            self._round = (context.t, u, il)
-            return fill_order(il.shown, orders[:, 0])
-        ranks = np.empty_like(orders)
-        np.put_along_axis(ranks, orders, np.arange(m), axis=-1)
-        coins = self.rngs.map(lambda g: g.random((2, kk)))
-        shown, posterior = probabilistic_multileave(ranks, coins, k=kk, tau=float(self.tau))
-        self._round = (context.t, u, posterior)
-        return fill_order(shown, orders[:, 0])
+        il = team_draft_interleave(orders[:, 0], orders[:, 1], k=kk, rng=list(self.rngs))
+        self._round = (context.t, u, il)
+        return fill_order(il.shown, orders[:, 0])
 
     def update(self, context: Context, orders: Orders, feedback: ClickFeedback) -> None:
         """Move every run with a winning candidate towards the winners' mean (line 10)."""
