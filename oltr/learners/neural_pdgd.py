@@ -315,7 +315,7 @@ class NeuralPDGD(Learner[ClickFeedback]):
         assert self._params is not None
         scores, act = mlp_forward(*self._params, x)
         m = x.shape[0]
-        u = self.rngs.map(lambda g: g.random(m))
+        u = self.rngs.random(m)
         gumbel = -np.log(-np.log1p(-u))  # 1 − u ∈ (0, 1]: no log(0)
         self._last = (context.t, scores, act)
         return np.argsort(-(scores + gumbel), axis=-1, kind="stable").astype(np.intp)

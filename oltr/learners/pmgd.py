@@ -195,11 +195,11 @@ class PMGD(LinearRanker[ClickFeedback]):
         assert self._weights is not None
         b, d = self._weights.shape
         n, m = int(self.n_candidates), x.shape[0]
-        z = self.rngs.map(lambda g: g.standard_normal((n, d)))
+        z = self.rngs.standard_normal((n, d))
         u = z / np.linalg.norm(z, axis=-1, keepdims=True)
         kk = min(int(self.k), m)
         if self.method != "team_draft":
-            coins = self.rngs.map(lambda g: g.random((2, kk)))
+            coins = self.rngs.random((2, kk))
             own = np.empty((b, m), dtype=np.intp)
             shown = np.empty((b, kk), dtype=np.intp)
             posterior = np.empty((b, kk, n + 1))
