@@ -56,8 +56,8 @@ __all__ = ["MULTILEAVING_METHODS", "PDBGD", "PMGD", "TDDBGD", "fill_order"]
 
 MULTILEAVING_METHODS = ("probabilistic", "team_draft")
 
-#: Lists up to this length are ranked by counting (O(m²), branch-free), longer ones sorted.
-_COUNT_RANKS_UP_TO = 48
+#: Lists up to this length are ranked by counting (O(m²), vectorised), longer ones sorted.
+_COUNT_RANKS_UP_TO = 256
 
 
 @numba.njit(cache=True, nogil=True)
@@ -65,54 +65,66 @@ def _rank_and_multileave(
     weights: Any,
     u: Any,
     delta: float,
-    features_t: Any,
+    features: Any,
     uniforms: Any,
     table: Any,
     own: Any,
     shown: Any,
     q: Any,
 ) -> None:  # pragma: no cover
-    """Per run: score the ranker and its candidates, sort them, multileave the page.
+    """Per run: score the ranker and its candidates, rank the documents, multileave the page.
 
-    The same arithmetic as :func:`~oltr.learners.linear.batch_scores` on the
-    candidates ``w + (δ u_j)`` and a stable descending sort (ties by lower index),
-    one run at a time, so a run's page does not depend on its batch.
+    Scores are the candidates ``w + (δ u_j)`` times the features, summed over
+    features in index order (the arithmetic of
+    :func:`~oltr.learners.linear.batch_scores`), and ranks are those of a stable
+    descending sort (ties by lower index), one run at a time, so a run's page
+    does not depend on its batch. Scores are laid out (document, ranker) so the
+    loops over the n + 1 rankers vectorise: the ranks of lists up to
+    ``_COUNT_RANKS_UP_TO`` documents are counted,
+    ``rank(i) = #{j < i: s_j ≥ s_i} + #{j > i: s_j > s_i}``, longer lists sorted.
     """
     n_runs, d = weights.shape
-    n = u.shape[1]
-    m = features_t.shape[1]
-    ranks = np.empty((n + 1, m), dtype=np.intp)
-    wr = np.empty(d)
-    neg = np.empty(m)
+    n1 = u.shape[1] + 1
+    m = features.shape[0]
+    wt = np.empty((d, n1))
+    s = np.empty((m, n1))
+    c = np.empty(n1, dtype=np.intp)
+    col = np.empty(m)
+    ranks = np.empty((n1, m), dtype=np.intp)
     for b in range(n_runs):
-        for r in range(n + 1):
+        for j in range(d):
+            wt[j, 0] = weights[b, j]
+            for r in range(1, n1):
+                wt[j, r] = weights[b, j] + delta * u[b, r - 1, j]
+        for i in range(m):
+            for r in range(n1):
+                s[i, r] = 0.0
             for j in range(d):
-                wr[j] = weights[b, j] if r == 0 else weights[b, j] + delta * u[b, r - 1, j]
+                v = features[i, j]
+                if v != 0.0:  # a zero term adds an exact zero
+                    for r in range(n1):
+                        s[i, r] += wt[j, r] * v
+        if m <= _COUNT_RANKS_UP_TO:
             for i in range(m):
-                neg[i] = 0.0
-            for j in range(d):
-                w = wr[j]
-                if w != 0.0:
-                    for i in range(m):
-                        neg[i] += w * features_t[j, i]
-            for i in range(m):
-                neg[i] = -neg[i]
-            if m <= _COUNT_RANKS_UP_TO:
-                # rank = #{j: s_j > s_i} + #{j < i: s_j = s_i}: the stable sort's ranks,
-                # by branch-free counting (faster than sorting short lists).
+                for r in range(n1):
+                    c[r] = 0
+                for j in range(i):
+                    for r in range(n1):
+                        c[r] += 1 if s[j, r] >= s[i, r] else 0
+                for j in range(i + 1, m):
+                    for r in range(n1):
+                        c[r] += 1 if s[j, r] > s[i, r] else 0
+                for r in range(n1):
+                    ranks[r, i] = c[r]
+        else:
+            for r in range(n1):
                 for i in range(m):
-                    si = neg[i]
-                    c = 0
-                    for j in range(m):
-                        c += 1 if (neg[j] < si or (neg[j] == si and j < i)) else 0
-                    ranks[r, i] = c
-            else:
-                order = np.argsort(neg, kind="mergesort")
+                    col[i] = -s[i, r]
+                order = np.argsort(col, kind="mergesort")
                 for pos in range(m):
                     ranks[r, order[pos]] = pos
-            if r == 0:
-                for i in range(m):
-                    own[b, ranks[0, i]] = i
+        for i in range(m):
+            own[b, ranks[0, i]] = i
         multileave_one(ranks, uniforms[b, 0], uniforms[b, 1], table, shown[b], q[b])
 
 
@@ -220,7 +232,7 @@ class PMGD(LinearRanker[ClickFeedback]):
                 self._weights,
                 u,
                 float(self.delta),
-                np.ascontiguousarray(x.T, dtype=np.float64),
+                np.ascontiguousarray(x, dtype=np.float64),
                 coins,
                 rank_weights(m, float(self.tau)),
                 own,
