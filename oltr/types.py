@@ -220,7 +220,12 @@ class RunGenerators(Sequence[np.random.Generator]):
     def random(self, shape: _Shape = ()) -> FloatArray:
         """Uniform [0, 1) floats of shape (B, *shape)."""
         s = _shape(shape)
-        return self.map(lambda g: g.random(s))
+        if not s:
+            return self.map(lambda g: g.random())
+        out = np.empty((self.n_runs, *s))
+        for g, row in zip(self._gens, out, strict=True):
+            g.random(out=row)  # the same numbers as g.random(shape), without a stack
+        return out
 
     def uniform(self, low: float = 0.0, high: float = 1.0, shape: _Shape = ()) -> FloatArray:
         """Uniform [low, high) floats of shape (B, *shape)."""
@@ -230,7 +235,12 @@ class RunGenerators(Sequence[np.random.Generator]):
     def standard_normal(self, shape: _Shape = ()) -> FloatArray:
         """Standard normal floats of shape (B, *shape)."""
         s = _shape(shape)
-        return self.map(lambda g: g.standard_normal(s))
+        if not s:
+            return self.map(lambda g: g.standard_normal())
+        out = np.empty((self.n_runs, *s))
+        for g, row in zip(self._gens, out, strict=True):
+            g.standard_normal(out=row)  # the same numbers as g.standard_normal(shape)
+        return out
 
     def normal(self, loc: float = 0.0, scale: float = 1.0, shape: _Shape = ()) -> FloatArray:
         """Normal floats of shape (B, *shape)."""

@@ -14,7 +14,7 @@ from oltr.experiments.heldout import HeldoutSet
 from oltr.feedback.clicks import ClickFeedback, ClickFeedbackModel
 from oltr.learners.baselines import RandomRanker
 from oltr.learners.pdgd import PDGD, pdgd_score_gradient
-from oltr.learners.pmgd import PDBGD, PMGD, TDDBGD
+from oltr.learners.pmgd import PDBGD, PMGD, TDDBGD, fill_order
 from oltr.types import Context, RunGenerators
 
 
@@ -170,3 +170,28 @@ def test_learners_beat_the_random_ranker(make) -> None:  # type: ignore[no-untyp
     rand = run(RandomRanker(n_runs=4, rng=7))
     assert learned.offline[:, -1].mean() > rand.offline[:, -1].mean() + 0.05
     assert learned.online.mean() > rand.online.mean()
+
+
+@pytest.mark.parametrize("m", [30, 300], ids=["counted", "sorted"])
+def test_mgd_page_matches_sorting_and_multileaving(m: int) -> None:
+    # The compiled rank-and-multileave kernel against numpy: stable descending sorts of each
+    # candidate's scores (duplicate documents make ties), then probabilistic_multileave with
+    # the same per-run draws. Short lists are ranked by counting, long ones by sorting.
+    rng = np.random.default_rng(5)
+    x = rng.random((m, 6))
+    x[1] = x[0]
+    x[m - 1] = x[2]
+    lrn = PMGD(n_candidates=7, k=10, n_runs=3, rng=RunGenerators.from_keys(8, reps=range(3)))
+    lrn._weights = rng.normal(size=(3, 6))
+    orders = lrn.rank(Context(t=1, n_items=m, features=x))
+    gens = RunGenerators.from_keys(8, reps=range(3))
+    z = gens.standard_normal((7, 6))
+    u = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    rankers = np.concatenate([lrn._weights[:, None], lrn._weights[:, None] + u], 1)
+    scores = np.einsum("brd,md->brm", rankers, x)
+    own = np.argsort(-scores, axis=-1, kind="stable")
+    ranks = np.empty_like(own)
+    np.put_along_axis(ranks, own, np.arange(m), axis=-1)
+    shown, q = probabilistic_multileave(ranks, gens.random((2, 10)), k=10)
+    np.testing.assert_array_equal(orders, fill_order(shown, own[:, 0]))
+    np.testing.assert_allclose(lrn._round[2], q, rtol=1e-15)  # type: ignore[index]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from oltr.experiments.clicks_reproduction import run_oltr_clicks, summarize
@@ -29,3 +30,20 @@ def test_small_reproduction_learners_beat_random(shared_data: Path, monkeypatch)
     assert table.loc["PDGD", "online"] > table.loc["random", "online"]
     assert set(curves["impressions"]) >= {1, 600}
     assert np.isfinite(table["offline_ci"]).all()
+
+
+@pytest.mark.shared_data
+def test_worker_processes_give_the_same_frames(shared_data: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Every cell draws from its own keyed generators: 2 worker processes, same numbers.
+    monkeypatch.setenv("OLTR_DATA_DIR", str(shared_data))
+    kw = {
+        "datasets": {"MQ2008": (1,)},
+        "runs": 2,
+        "horizon": 50,
+        "learners": ("PDGD (neural)", "P-MGD", "TD-DBGD"),
+        "click_models": ("informational",),
+    }
+    serial = run_oltr_clicks(**kw)  # type: ignore[arg-type]
+    parallel = run_oltr_clicks(**kw, n_jobs=2)  # type: ignore[arg-type]
+    for a, b in zip(serial, parallel, strict=True):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)

@@ -437,3 +437,39 @@ def test_reproduction_heldout_files_fit_their_streams(shared_data: Path, name: s
     df = run_set(dataclasses.replace(rs.spec, reps=(0,), horizon=3, checkpoints=(3,)))
     value = float(df[COLUMN].iloc[0])
     assert 0.0 < value <= 1.0
+
+
+def test_heldout_column_of_a_neural_ranker_scores_its_network(files) -> None:
+    # A learner without linear weights (pdgd-neural) is scored through score_features: the
+    # column equals NDCG@10 of its networks' scores, query by query, recomputed by hand.
+    train, test = files
+    spec = _spec(
+        train, "pdgd-neural", {}, "clicks", {"click_model": "perfect"}, {"path": str(test)}
+    )
+    got = run_set(spec).pivot(index="t", columns="rep", values=COLUMN)
+    data = load_letor(test, cache=False)
+    model = make_feedback(spec.feedback, spec.feedback_params)
+    env = make_env(spec.env, spec.env_params, feedback=model)
+    learner = make_learner(
+        spec.learner,
+        {},
+        n_runs=len(REPS),
+        rngs=RunGenerators.from_keys(SEED, "learner", spec.learner, reps=REPS),
+        horizon=spec.horizon,
+    )
+    fb_rngs = RunGenerators.from_keys(SEED, "feedback", reps=REPS)
+    env.reset(rng=child_rng(SEED, "env", spec.env))
+    for t in range(1, spec.horizon + 1):
+        context = env.observe(t)
+        orders = learner.rank(context)
+        learner.update(context, orders, env.feedback(orders, fb_rngs).restrict(learner.requires))
+    want = [
+        np.mean(
+            [
+                float(ndcg(r, np.argsort(-learner.score_features(x)[b], kind="stable"), k=10))
+                for x, r in (data.query(q) for q in range(data.n_queries))
+            ]
+        )
+        for b in range(len(REPS))
+    ]
+    np.testing.assert_allclose(got.loc[spec.horizon, list(REPS)].to_numpy(), want, rtol=1e-12)

@@ -42,20 +42,40 @@ from numpy.typing import NDArray
 
 from oltr.types import FloatArray
 
-__all__ = ["multileave_credit", "preference_vs_first", "probabilistic_multileave"]
+__all__ = [
+    "multileave_credit",
+    "multileave_one",
+    "preference_vs_first",
+    "probabilistic_multileave",
+    "rank_weights",
+]
 
 
 @numba.njit(cache=True, nogil=True)
-def _multileave_one(
-    ranks: Any, u_ranker: Any, u_doc: Any, tau: float, shown: Any, q: Any
+def rank_weights(m: int, tau: float) -> Any:  # pragma: no cover
+    """The softmax numerators ``(r + 1)^{−τ}`` of ranks ``r = 0..m−1``, shape (m,)."""
+    table = np.empty(m)
+    for r in range(m):
+        table[r] = (r + 1.0) ** (-tau)
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def multileave_one(
+    ranks: Any, u_ranker: Any, u_doc: Any, table: Any, shown: Any, q: Any
 ) -> None:  # pragma: no cover
+    """Multileave one run's rankers (``ranks`` (n, m)) into ``shown`` (k,) and ``q`` (k, n).
+
+    ``table`` is :func:`rank_weights` of at least ``m`` ranks. Compiled; a building
+    block of batched learners that rank and multileave in one kernel.
+    """
     n_rankers, m = ranks.shape
     k = shown.shape[0]
     w = np.empty((n_rankers, m))
     total = np.zeros(n_rankers)
     for r in range(n_rankers):
         for d in range(m):
-            w[r, d] = (ranks[r, d] + 1.0) ** (-tau)
+            w[r, d] = table[ranks[r, d]]
             total[r] += w[r, d]
     for t in range(k):
         r = min(int(u_ranker[t] * n_rankers), n_rankers - 1)
@@ -120,10 +140,22 @@ def probabilistic_multileave(
         raise ValueError(f"uniforms must have shape ({b}, 2, >= {kk}), got {uniforms.shape}")
     shown = np.empty((b, kk), dtype=np.intp)
     q = np.empty((b, kk, n))
-    rk = np.ascontiguousarray(ranks, dtype=np.intp)
-    for r in range(b):
-        _multileave_one(rk[r], uniforms[r, 0], uniforms[r, 1], float(tau), shown[r], q[r])
+    _multileave_runs(
+        np.ascontiguousarray(ranks, dtype=np.intp),
+        np.ascontiguousarray(uniforms, dtype=np.float64),
+        rank_weights(m, float(tau)),
+        shown,
+        q,
+    )
     return shown, q
+
+
+@numba.njit(cache=True, nogil=True)
+def _multileave_runs(
+    ranks: Any, uniforms: Any, table: Any, shown: Any, q: Any
+) -> None:  # pragma: no cover
+    for r in range(ranks.shape[0]):
+        multileave_one(ranks[r], uniforms[r, 0], uniforms[r, 1], table, shown[r], q[r])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -184,11 +216,18 @@ def preference_vs_first(posterior: FloatArray, clicks: NDArray[np.bool_]) -> Flo
             f"clicks must have shape ({b}, {k}) like the posterior, got {clicks.shape}"
         )
     out = np.empty((b, n))
-    ck = np.ascontiguousarray(clicks, dtype=np.bool_)
-    qq = np.ascontiguousarray(posterior, dtype=np.float64)
-    for r in range(b):
-        _prefs_one(qq[r], ck[r], out[r])
+    _prefs_runs(
+        np.ascontiguousarray(posterior, dtype=np.float64),
+        np.ascontiguousarray(clicks, dtype=np.bool_),
+        out,
+    )
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _prefs_runs(q: Any, clicks: Any, out: Any) -> None:  # pragma: no cover
+    for r in range(q.shape[0]):
+        _prefs_one(q[r], clicks[r], out[r])
 
 
 def multileave_credit(posterior: FloatArray, clicks: NDArray[np.bool_]) -> FloatArray:

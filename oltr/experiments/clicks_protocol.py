@@ -10,8 +10,9 @@ over ``B`` runs, each impression ``t = 1..T``:
 
 Two measures, as in Schuth et al. 2016 §5 and Oosterhuis & de Rijke 2018 §6:
 
-* **offline**: held-out NDCG@10 of the current ranker (``learner.weights_``) on the
-  test queries, at the given checkpoints;
+* **offline**: held-out NDCG@10 of the current ranker (``learner.weights_``, or
+  ``learner.score_features`` for a :class:`~oltr.learners.base.FeatureScorer` such as
+  a neural ranker) on the test queries, at the given checkpoints;
 * **online**: the discounted cumulative NDCG@10 of the shown pages,
   ``Σ_t 0.9995^{t−1} NDCG@10_t`` (Hofmann et al. 2013's discount).
 
@@ -35,7 +36,7 @@ from numpy.typing import NDArray
 from oltr.data.dataset import LetorDataset
 from oltr.experiments.heldout import HeldoutSet
 from oltr.feedback import FeedbackModel
-from oltr.learners.base import Learner
+from oltr.learners.base import FeatureScorer, Learner
 from oltr.types import Context, FloatArray, RunGenerators
 
 __all__ = ["ONLINE_DISCOUNT", "ClickRunResult", "log_checkpoints", "run_click_protocol"]
@@ -146,10 +147,13 @@ def run_click_protocol(
         fb = feedback.observe(orders, rel, rngs=feedback_rngs).restrict(learner.requires)
         learner.update(ctx, orders, fb)
         top = rel[orders[:, :k]]
-        online += weight * (((2.0**top - 1.0) @ disc[: top.shape[1]]) / ideal[q])
+        # Row by row (not a matrix-vector product, whose BLAS kernel depends on B).
+        online += weight * (((2.0**top - 1.0) * disc[: top.shape[1]]).sum(axis=1) / ideal[q])
         weight *= ONLINE_DISCOUNT
         if t == cps[ci]:
-            if has_weights:
+            if isinstance(learner, FeatureScorer):
+                offline[:, ci] = test.evaluate_scorer(learner.score_features)
+            elif has_weights:
                 offline[:, ci] = test.evaluate(np.asarray(learner.weights_))  # type: ignore[attr-defined]
             else:
                 offline[:, ci] = _random_offline(test, eval_rngs or feedback_rngs)

@@ -2,8 +2,9 @@
 
 For each data set (LETOR 4.0 MQ2008 and LETOR 3.0 OHSUMED, five folds each; the
 MSLR-WEB sample), each cascade click model (perfect, navigational,
-informational; stop after a click) and each learner — PDGD, P-MGD (49
-candidates), P-DBGD, TD-DBGD, RTop-kF (its defaults: squared surrogate, top-1
+informational; stop after a click) and each learner — PDGD, PDGD with a neural
+ranker (one hidden layer of 64 sigmoid units), P-MGD (49 candidates), P-DBGD,
+TD-DBGD, RTop-kF (its defaults: squared surrogate, top-1
 labels, a different feedback kind on the same queries) and the random ranker —
 ``runs`` runs of ``horizon`` impressions (:mod:`oltr.experiments.clicks_protocol`):
 offline held-out NDCG@10 at log-spaced impressions and the online discounted
@@ -18,7 +19,11 @@ impressions; Schuth et al. 2016 §5 use 25 runs per fold).
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +32,20 @@ import pandas as pd
 
 from oltr.data.dataset import LetorDataset
 from oltr.data.letor import load_letor
-from oltr.experiments.clicks_protocol import log_checkpoints, run_click_protocol
+from oltr.experiments.clicks_protocol import ClickRunResult, log_checkpoints, run_click_protocol
 from oltr.experiments.datapaths import data_root
 from oltr.experiments.heldout import HeldoutSet
 from oltr.feedback import FeedbackModel, TopKFeedbackModel
 from oltr.feedback.clicks import ClickFeedbackModel
 from oltr.learners.base import Learner
 from oltr.learners.baselines import RandomRanker
+from oltr.learners.neural_pdgd import NeuralPDGD
 from oltr.learners.pdgd import PDGD
 from oltr.learners.pmgd import PDBGD, PMGD, TDDBGD
 from oltr.learners.rtopk import RTopKF
 from oltr.random import child_rng
 from oltr.types import RunGenerators
+from oltr.validation import check_scalar
 
 __all__ = [
     "CLICK_MODELS",
@@ -55,6 +62,7 @@ CLICK_MODELS = ("perfect", "navigational", "informational")
 #: label -> factory(n_runs, rng, horizon)
 LEARNERS: dict[str, Callable[[int, Any, int], Learner[Any]]] = {
     "PDGD": lambda b, rng, h: PDGD(n_runs=b, rng=rng),
+    "PDGD (neural)": lambda b, rng, h: NeuralPDGD(n_runs=b, rng=rng),
     "P-MGD": lambda b, rng, h: PMGD(n_runs=b, rng=rng),
     "P-DBGD": lambda b, rng, h: PDBGD(n_runs=b, rng=rng),
     "TD-DBGD": lambda b, rng, h: TDDBGD(n_runs=b, rng=rng),
@@ -91,6 +99,45 @@ def _fold(name: str, fold: int) -> tuple[LetorDataset, LetorDataset, int]:
     return load_letor(base / "train.txt.gz", **kw), load_letor(base / "test.txt.gz", **kw), 3
 
 
+@functools.lru_cache(maxsize=2)
+def _prepared(name: str, fold: int) -> tuple[LetorDataset, HeldoutSet, int]:
+    train, test, n_grades = _fold(name, fold)
+    return train, HeldoutSet(test, k=10), n_grades
+
+
+def _run_one(
+    ds_name: str, fold: int, cm: str, label: str, runs: int, horizon: int
+) -> ClickRunResult:
+    """One (data set, fold, click model, learner) cell: ``runs`` runs batched."""
+    train, test, n_grades = _prepared(ds_name, fold)
+    fb: FeedbackModel = (
+        TopKFeedbackModel(k=1)
+        if label == "RTop-kF"
+        else ClickFeedbackModel(click_model=cm, n_grades=n_grades, k=10)
+    )
+    rng = RunGenerators.from_keys(_SEED, ds_name, fold, label, reps=range(runs))
+    return run_click_protocol(
+        LEARNERS[label](runs, rng, horizon),
+        train,
+        test,
+        fb,
+        horizon=horizon,
+        checkpoints=log_checkpoints(horizon, 20),
+        query_rng=child_rng(_SEED, ds_name, fold, cm, "queries"),
+        feedback_rngs=RunGenerators.from_keys(_SEED, ds_name, fold, cm, "clicks", reps=range(runs)),
+        eval_rngs=RunGenerators.from_keys(_SEED, "eval", reps=range(runs)),
+    )
+
+
+def _one_thread() -> None:
+    # One numerical thread per worker process: the pool already uses the cores.
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return
+    threadpool_limits(1)
+
+
 def run_oltr_clicks(
     *,
     datasets: dict[str, tuple[int, ...]],
@@ -99,50 +146,53 @@ def run_oltr_clicks(
     learners: tuple[str, ...] = tuple(LEARNERS),
     click_models: tuple[str, ...] = CLICK_MODELS,
     progress: Callable[[str], None] | None = None,
+    n_jobs: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every (data set, fold, click model, learner); returns (per-run finals, offline curves).
 
     The first frame has one row per run: ``dataset, fold, click_model, learner, run,
     offline, online``; the second one row per (…, checkpoint) with the mean over runs.
+    With ``n_jobs > 1`` the cells run in that many worker processes; every cell
+    draws from its own keyed generators, so the frames are the same for any
+    ``n_jobs``.
     """
+    check_scalar(n_jobs, "n_jobs", low=1, integer=True)
     cps = log_checkpoints(horizon, 20)
+    cells = [
+        (ds_name, fold, cm, label)
+        for ds_name, folds in datasets.items()
+        for fold in folds
+        for cm in click_models
+        for label in learners
+    ]
+    results: dict[int, ClickRunResult] = {}
+
+    def done(i: int, res: ClickRunResult) -> None:
+        results[i] = res
+        if progress is not None:
+            ds_name, fold, cm, label = cells[i]
+            progress(f"{ds_name} fold {fold} {cm} {label}: {res.offline[:, -1].mean():.4f}")
+
+    if n_jobs == 1:
+        for i, cell in enumerate(cells):
+            done(i, _run_one(*cell, runs, horizon))
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(n_jobs, mp_context=ctx, initializer=_one_thread) as pool:
+            futures = {
+                pool.submit(_run_one, *cell, runs, horizon): i for i, cell in enumerate(cells)
+            }
+            for fut in as_completed(futures):
+                done(futures[fut], fut.result())
     finals: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
-    for ds_name, folds in datasets.items():
-        for fold in folds:
-            train, test_ds, n_grades = _fold(ds_name, fold)
-            test = HeldoutSet(test_ds, k=10)
-            for cm in click_models:
-                clicks = ClickFeedbackModel(click_model=cm, n_grades=n_grades, k=10)
-                for label in learners:
-                    fb: FeedbackModel = TopKFeedbackModel(k=1) if label == "RTop-kF" else clicks
-                    rng = RunGenerators.from_keys(_SEED, ds_name, fold, label, reps=range(runs))
-                    res = run_click_protocol(
-                        LEARNERS[label](runs, rng, horizon),
-                        train,
-                        test,
-                        fb,
-                        horizon=horizon,
-                        checkpoints=cps,
-                        query_rng=child_rng(_SEED, ds_name, fold, cm, "queries"),
-                        feedback_rngs=RunGenerators.from_keys(
-                            _SEED, ds_name, fold, cm, "clicks", reps=range(runs)
-                        ),
-                        eval_rngs=RunGenerators.from_keys(_SEED, "eval", reps=range(runs)),
-                    )
-                    key = {"dataset": ds_name, "fold": fold, "click_model": cm, "learner": label}
-                    for r in range(runs):
-                        finals.append(
-                            key | {"run": r, "offline": res.offline[r, -1], "online": res.online[r]}
-                        )
-                    for i, t in enumerate(cps):
-                        curves.append(
-                            key | {"impressions": int(t), "offline": res.offline[:, i].mean()}
-                        )
-                    if progress is not None:
-                        progress(
-                            f"{ds_name} fold {fold} {cm} {label}: {res.offline[:, -1].mean():.4f}"
-                        )
+    for i, (ds_name, fold, cm, label) in enumerate(cells):
+        res = results[i]
+        key = {"dataset": ds_name, "fold": fold, "click_model": cm, "learner": label}
+        for r in range(runs):
+            finals.append(key | {"run": r, "offline": res.offline[r, -1], "online": res.online[r]})
+        for j, t in enumerate(cps):
+            curves.append(key | {"impressions": int(t), "offline": res.offline[:, j].mean()})
     return pd.DataFrame(finals), pd.DataFrame(curves)
 
 
@@ -189,10 +239,15 @@ def plot_curves(curves: pd.DataFrame, folder: Path) -> list[Path]:
     return paths
 
 
-def reproduce_oltr_clicks(*, size: str = "small") -> pd.DataFrame:
-    """The table at ``size``; runs, curves and plots go to ``results/oltr-clicks-SIZE``."""
+def reproduce_oltr_clicks(*, size: str = "small", n_jobs: int | None = None) -> pd.DataFrame:
+    """The table at ``size``; runs, curves and plots go to ``results/oltr-clicks-SIZE``.
+
+    ``n_jobs`` worker processes (default: one per core) share the cells; the
+    numbers do not depend on it.
+    """
     datasets, runs, horizon = SIZES[size]
-    finals, curves = run_oltr_clicks(datasets=datasets, runs=runs, horizon=horizon)
+    jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
+    finals, curves = run_oltr_clicks(datasets=datasets, runs=runs, horizon=horizon, n_jobs=jobs)
     folder = Path("results") / f"oltr-clicks-{size}"
     folder.mkdir(parents=True, exist_ok=True)
     finals.to_csv(folder / "runs.csv", index=False)

@@ -1,4 +1,4 @@
-"""Held-out evaluation of linear rankers: NDCG@k of weight vectors on a test set.
+"""Held-out evaluation of rankers: NDCG@k of weight vectors (or any scorer) on a test set.
 
 Online learning-to-rank papers report two curves: the quality of the lists
 *shown* during learning (the runner's ``ndcg@10:avg``, Chaudhuri & Tewari 2016
@@ -14,18 +14,23 @@ learner's weights, never its feedback, so it is a pure function of
 with the same tie rule as the learners (lower document index first) and the
 same NDCG convention as the online trace (:func:`oltr.metrics.ndcg`, queries
 without a relevant document score ``no_relevant``). All ``B`` runs and all
-queries are scored with one matrix product.
+queries are scored row by row (the same arithmetic for any number of runs) and
+each list is sorted by a compiled loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.data.dataset import LetorDataset
-from oltr.metrics import ndcg
+from oltr.learners.linear import batch_scores
+from oltr.metrics import exp2_gain, log2_discount
 from oltr.types import FloatArray
 
 __all__ = ["HeldoutSet", "heldout_ndcg"]
@@ -43,9 +48,33 @@ def _weights(weights: ArrayLike, n_features: int) -> FloatArray:
     return w
 
 
+@numba.njit(cache=True, nogil=True)
+def _ndcg_kernel(
+    scores: Any, offsets: Any, gains: Any, ideal: Any, disc: Any, no_relevant: float, out: Any
+) -> None:  # pragma: no cover
+    """NDCG@k of every run on every query: stable descending sort of each list's scores."""
+    n_runs = scores.shape[0]
+    n_q = offsets.shape[0] - 1
+    k = disc.shape[0]
+    for b in range(n_runs):
+        for q in range(n_q):
+            lo, hi = offsets[q], offsets[q + 1]
+            if ideal[q] <= 0.0:
+                out[b, q] = no_relevant
+                continue
+            neg = np.empty(hi - lo)
+            for i in range(hi - lo):
+                neg[i] = -scores[b, lo + i]
+            order = np.argsort(neg, kind="mergesort")  # ties: lower document index first
+            dcg = 0.0
+            for i in range(min(k, hi - lo)):
+                dcg += gains[lo + order[i]] * disc[i]
+            out[b, q] = dcg / ideal[q]
+
+
 @dataclass(frozen=True, eq=False)
 class HeldoutSet:
-    """A test set prepared once for repeated held-out evaluation (padded lists).
+    """A test set prepared once for repeated held-out evaluation.
 
     Parameters
     ----------
@@ -68,7 +97,7 @@ class HeldoutSet:
     dataset: LetorDataset
     k: int = 10
     no_relevant: float = 1.0
-    _padded: tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.bool_]] = field(
+    _lists: tuple[NDArray[np.int64], FloatArray, FloatArray, FloatArray] = field(
         init=False, repr=False
     )
 
@@ -79,24 +108,49 @@ class HeldoutSet:
             raise ValueError(f"k must be an int >= 1, got {self.k!r}")
         if self.dataset.n_queries < 1:
             raise ValueError("the held-out data set has no queries")
-        object.__setattr__(self, "_padded", self.dataset.padded(np.arange(self.dataset.n_queries)))
+        offsets = np.ascontiguousarray(self.dataset.offsets, dtype=np.int64)
+        gains = np.asarray(exp2_gain(np.asarray(self.dataset.relevance, dtype=np.float64)))
+        disc = np.asarray(log2_discount(np.arange(1, int(self.k) + 1, dtype=np.float64)))
+        ideal = np.empty(offsets.size - 1)
+        for q in range(ideal.size):
+            top = np.sort(gains[offsets[q] : offsets[q + 1]])[::-1][: int(self.k)]
+            ideal[q] = float(np.sum(top * disc[: top.size]))
+        object.__setattr__(self, "_lists", (offsets, gains, ideal, disc))
 
     def per_query(self, weights: ArrayLike) -> FloatArray:
         """NDCG@k of each run's ranker on each query, shape (B, n_queries)."""
-        x, r, mask = self._padded
-        q, m, d = x.shape
-        w = _weights(weights, d)
-        scores = (x.reshape(q * m, d) @ w.T).T.reshape(w.shape[0], q, m)
-        scores[:, ~mask] = -np.inf  # padding sorts last (and is masked out anyway)
-        order = np.argsort(-scores, axis=-1, kind="stable")
-        return np.asarray(
-            ndcg(r, order, k=self.k, mask=mask, no_relevant=self.no_relevant), dtype=np.float64
-        )
+        features = np.asarray(self.dataset.features, dtype=np.float64)
+        w = _weights(weights, features.shape[1])
+        # Row by row (batch_scores), so a run's value does not depend on its batch.
+        return self._ndcg_of(batch_scores(np.ascontiguousarray(w), features))
+
+    def per_query_scorer(self, score: Callable[[FloatArray], FloatArray]) -> FloatArray:
+        """NDCG@k per run and query of any scorer: ``score(X)`` maps (n, d) rows to (B, n)."""
+        n = self.dataset.features.shape[0]
+        s = np.asarray(score(np.asarray(self.dataset.features, dtype=np.float64)))
+        if s.ndim != 2 or s.shape[1] != n:
+            raise ValueError(f"score must return shape (B, {n}), got {s.shape}")
+        if not np.isfinite(s).all():
+            raise ValueError("scores must be finite")
+        return self._ndcg_of(s.astype(np.float64))
 
     def evaluate(self, weights: ArrayLike) -> FloatArray:
         """Mean NDCG@k over the held-out queries for each run, shape (B,)."""
         mean: FloatArray = self.per_query(weights).mean(axis=-1)
         return mean
+
+    def evaluate_scorer(self, score: Callable[[FloatArray], FloatArray]) -> FloatArray:
+        """Mean NDCG@k over the held-out queries of a scorer (see :meth:`per_query_scorer`)."""
+        mean: FloatArray = self.per_query_scorer(score).mean(axis=-1)
+        return mean
+
+    def _ndcg_of(self, scores: FloatArray) -> FloatArray:
+        offsets, gains, ideal, disc = self._lists
+        out = np.empty((scores.shape[0], ideal.size))
+        _ndcg_kernel(
+            np.ascontiguousarray(scores), offsets, gains, ideal, disc, float(self.no_relevant), out
+        )
+        return out
 
 
 def heldout_ndcg(

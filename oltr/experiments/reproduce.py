@@ -70,8 +70,8 @@ FUNCTION_REPRODUCTIONS: dict[str, tuple[str, str]] = {
     ),
     "oltr-clicks": (
         "oltr.experiments.clicks_reproduction:reproduce_oltr_clicks",
-        "PDGD vs P-MGD vs P-DBGD vs TD-DBGD vs RTop-kF on MQ2008/OHSUMED/MSLR with "
-        "perfect/navigational/informational clicks (full: 5 folds x 25 runs x 10^4)",
+        "PDGD (linear, neural) vs P-MGD vs P-DBGD vs TD-DBGD vs RTop-kF on MQ2008/OHSUMED/MSLR "
+        "with perfect/navigational/informational clicks (full: 5 folds x 25 runs x 10^4)",
     ),
     "yj09-fig2": (
         "oltr.experiments.yj09:reproduce_figure2",

@@ -53,6 +53,7 @@ from oltr.data.letor import load_letor
 from oltr.envs.base import resolve_measures
 from oltr.experiments.build import check_compatible, make_env, make_feedback, make_learner
 from oltr.experiments.heldout import HeldoutSet
+from oltr.learners.base import FeatureScorer
 from oltr.random import child_rng
 from oltr.types import RunGenerators
 from oltr.validation import check_orders, check_scalar
@@ -383,7 +384,9 @@ def run_set(
             for j, name in enumerate(names):
                 rec_value[j, ci] = values[name]
             rec_cum[:, ci] = cum
-            if has_weights:
+            if evaluator is not None and isinstance(learner, FeatureScorer):
+                rec_heldout[ci] = evaluator.evaluate_scorer(learner.score_features)
+            elif has_weights:
                 assert evaluator is not None
                 rec_heldout[ci] = evaluator.evaluate(_heldout_weights(learner, n_runs))
             ci += 1

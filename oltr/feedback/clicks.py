@@ -117,7 +117,7 @@ class ClickFeedbackModel(FeedbackModel):
         gens = self._rngs(rngs, orders.shape[0])
         n = min(int(self.k), orders.shape[1])
         shown = rel[orders[:, :n]]
-        uniforms = gens.map(lambda g: g.random((2, n)))
+        uniforms = gens.random((2, n))
         try:
             clicks = clicks_for_runs(self._model, shown, uniforms)
         except ValueError as exc:

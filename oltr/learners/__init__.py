@@ -2,10 +2,11 @@
 
 :class:`Learner` is the protocol; :class:`LinearRanker` the base of linear
 scorers (RTop-kF, online ListNet); :mod:`~oltr.learners.dbgd` and
-:mod:`~oltr.learners.bgd` learn in parameter space from duels.
+:mod:`~oltr.learners.bgd` learn in parameter space from duels;
+:class:`NeuralPDGD` learns a neural scorer from clicks.
 """
 
-from oltr.learners.base import FeedbackT, Learner, ParameterDueler
+from oltr.learners.base import FeatureScorer, FeedbackT, Learner, ParameterDueler
 from oltr.learners.baselines import FixedRanker, NoOpLearner, RandomRanker
 from oltr.learners.bgd import BGD_VARIANTS, BanditGradientDescent
 from oltr.learners.dbgd import (
@@ -30,6 +31,7 @@ from oltr.learners.ftpl import (
 )
 from oltr.learners.linear import LinearRanker, batch_scores, batch_step, own_order, project_rows
 from oltr.learners.listnet import OnlineListNet
+from oltr.learners.neural_pdgd import NeuralPDGD, mlp_backward, mlp_forward
 from oltr.learners.onlinerank import (
     FPL,
     SIGNALS,
@@ -72,12 +74,14 @@ __all__ = [
     "DirectionStream",
     "DuelingBanditGradientDescent",
     "ExponentialWeights",
+    "FeatureScorer",
     "FeedbackT",
     "FixedRanker",
     "FollowPerturbedLeader",
     "FollowThePerturbedLeader",
     "Learner",
     "LinearRanker",
+    "NeuralPDGD",
     "NoOpLearner",
     "OnlineListNet",
     "OnlineRank",
@@ -101,6 +105,8 @@ __all__ = [
     "initial_weights",
     "kv_constants",
     "loss_range",
+    "mlp_backward",
+    "mlp_forward",
     "onlinerank_bound",
     "onlinerank_rate",
     "own_order",

@@ -41,7 +41,7 @@ from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.types import Configurable, Context, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_n_runs
 
-__all__ = ["FeedbackT", "Learner", "ParameterDueler"]
+__all__ = ["FeatureScorer", "FeedbackT", "Learner", "ParameterDueler"]
 
 #: The feedback kind a learner consumes (its ``update`` is typed with it).
 FeedbackT = TypeVar("FeedbackT", bound=Feedback)
@@ -145,6 +145,22 @@ class ParameterDueler(Protocol):
 
     def learn(self, outcome: ArrayLike) -> None:
         """Update from this round's duel: outcomes or preferences, shape (B,)."""
+        ...
+
+
+@runtime_checkable
+class FeatureScorer(Protocol):
+    """A learner whose current rankers score feature rows without linear weights.
+
+    A held-out evaluation of such a learner (e.g. a neural ranker) ranks each
+    test list by ``score_features(X)``, shape (B, n) for ``X`` of shape (n, d),
+    where a linear learner exposes ``weights_`` instead.
+    """
+
+    n_runs: int
+
+    def score_features(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Every run's scores of the rows of ``features``, shape (B, n)."""
         ...
 
 

@@ -129,9 +129,16 @@ def pdgd_score_gradient(
     sc = np.ascontiguousarray(scores, dtype=np.float64)
     od = np.ascontiguousarray(orders, dtype=np.intp)
     ck = np.ascontiguousarray(clicks, dtype=np.bool_)
-    for r in range(b):
-        pairs[r] = _pair_coefficients(sc[r], od[r], ck[r], coef[r])
+    _pair_coefficients_runs(sc, od, ck, coef, pairs)
     return coef, pairs
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_coefficients_runs(
+    scores: Any, orders: Any, clicks: Any, coef: Any, pairs: Any
+) -> None:  # pragma: no cover
+    for r in range(scores.shape[0]):
+        pairs[r] = _pair_coefficients(scores[r], orders[r], clicks[r], coef[r])
 
 
 @register_learner("pdgd")
@@ -186,7 +193,7 @@ class PDGD(LinearRanker[ClickFeedback]):
         assert self._weights is not None
         scores = batch_scores(self._weights, x)
         m = x.shape[0]
-        u = self.rngs.map(lambda g: g.random(m))
+        u = self.rngs.random(m)
         gumbel = -np.log(-np.log1p(-u))  # 1 − u ∈ (0, 1]: no log(0)
         self._last = (context.t, scores)
         return np.argsort(-(scores + gumbel), axis=-1, kind="stable").astype(np.intp)

@@ -39,11 +39,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.clicks.interleaving import team_draft_interleave
-from oltr.clicks.multileaving import preference_vs_first, probabilistic_multileave
+from oltr.clicks.multileaving import multileave_one, preference_vs_first, rank_weights
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.linear import LinearRanker, batch_scores
@@ -54,6 +55,77 @@ from oltr.validation import check_choice, check_scalar
 __all__ = ["MULTILEAVING_METHODS", "PDBGD", "PMGD", "TDDBGD", "fill_order"]
 
 MULTILEAVING_METHODS = ("probabilistic", "team_draft")
+
+#: Lists up to this length are ranked by counting (O(m²), vectorised), longer ones sorted.
+_COUNT_RANKS_UP_TO = 256
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_and_multileave(
+    weights: Any,
+    u: Any,
+    delta: float,
+    features: Any,
+    uniforms: Any,
+    table: Any,
+    own: Any,
+    shown: Any,
+    q: Any,
+) -> None:  # pragma: no cover
+    """Per run: score the ranker and its candidates, rank the documents, multileave the page.
+
+    Scores are the candidates ``w + (δ u_j)`` times the features, summed over
+    features in index order (the arithmetic of
+    :func:`~oltr.learners.linear.batch_scores`), and ranks are those of a stable
+    descending sort (ties by lower index), one run at a time, so a run's page
+    does not depend on its batch. Scores are laid out (document, ranker) so the
+    loops over the n + 1 rankers vectorise: the ranks of lists up to
+    ``_COUNT_RANKS_UP_TO`` documents are counted,
+    ``rank(i) = #{j < i: s_j ≥ s_i} + #{j > i: s_j > s_i}``, longer lists sorted.
+    """
+    n_runs, d = weights.shape
+    n1 = u.shape[1] + 1
+    m = features.shape[0]
+    wt = np.empty((d, n1))
+    s = np.empty((m, n1))
+    c = np.empty(n1, dtype=np.intp)
+    col = np.empty(m)
+    ranks = np.empty((n1, m), dtype=np.intp)
+    for b in range(n_runs):
+        for j in range(d):
+            wt[j, 0] = weights[b, j]
+            for r in range(1, n1):
+                wt[j, r] = weights[b, j] + delta * u[b, r - 1, j]
+        for i in range(m):
+            for r in range(n1):
+                s[i, r] = 0.0
+            for j in range(d):
+                v = features[i, j]
+                if v != 0.0:  # a zero term adds an exact zero
+                    for r in range(n1):
+                        s[i, r] += wt[j, r] * v
+        if m <= _COUNT_RANKS_UP_TO:
+            for i in range(m):
+                for r in range(n1):
+                    c[r] = 0
+                for j in range(i):
+                    for r in range(n1):
+                        c[r] += 1 if s[j, r] >= s[i, r] else 0
+                for j in range(i + 1, m):
+                    for r in range(n1):
+                        c[r] += 1 if s[j, r] > s[i, r] else 0
+                for r in range(n1):
+                    ranks[r, i] = c[r]
+        else:
+            for r in range(n1):
+                for i in range(m):
+                    col[i] = -s[i, r]
+                order = np.argsort(col, kind="mergesort")
+                for pos in range(m):
+                    ranks[r, order[pos]] = pos
+        for i in range(m):
+            own[b, ranks[0, i]] = i
+        multileave_one(ranks, uniforms[b, 0], uniforms[b, 1], table, shown[b], q[b])
 
 
 def fill_order(shown: NDArray[np.intp], base: NDArray[np.intp]) -> NDArray[np.intp]:
@@ -148,24 +220,35 @@ class PMGD(LinearRanker[ClickFeedback]):
         assert self._weights is not None
         b, d = self._weights.shape
         n, m = int(self.n_candidates), x.shape[0]
-        z = self.rngs.map(lambda g: g.standard_normal((n, d)))
+        z = self.rngs.standard_normal((n, d))
         u = z / np.linalg.norm(z, axis=-1, keepdims=True)
+        kk = min(int(self.k), m)
+        if self.method != "team_draft":
+            coins = self.rngs.random((2, kk))
+            own = np.empty((b, m), dtype=np.intp)
+            shown = np.empty((b, kk), dtype=np.intp)
+            posterior = np.empty((b, kk, n + 1))
+            _rank_and_multileave(
+                self._weights,
+                u,
+                float(self.delta),
+                np.ascontiguousarray(x, dtype=np.float64),
+                coins,
+                rank_weights(m, float(self.tau)),
+                own,
+                shown,
+                posterior,
+            )
+            self._round = (context.t, u, posterior)
+            return fill_order(shown, own)
         rankers = np.concatenate(
             [self._weights[:, None], self._weights[:, None] + self.delta * u], 1
         )
         scores = batch_scores(rankers.reshape(b * (n + 1), d), x).reshape(b, n + 1, m)
         orders = np.argsort(-scores, axis=-1, kind="stable")
-        kk = min(int(self.k), m)
-        if self.method == "team_draft":
-            il = team_draft_interleave(orders[:, 0], orders[:, 1], k=kk, rng=list(self.rngs))
-            self._round = (context.t, u, il)
-            return fill_order(il.shown, orders[:, 0])
-        ranks = np.empty_like(orders)
-        np.put_along_axis(ranks, orders, np.arange(m), axis=-1)
-        coins = self.rngs.map(lambda g: g.random((2, kk)))
-        shown, posterior = probabilistic_multileave(ranks, coins, k=kk, tau=float(self.tau))
-        self._round = (context.t, u, posterior)
-        return fill_order(shown, orders[:, 0])
+        il = team_draft_interleave(orders[:, 0], orders[:, 1], k=kk, rng=list(self.rngs))
+        self._round = (context.t, u, il)
+        return fill_order(il.shown, orders[:, 0])
 
     def update(self, context: Context, orders: Orders, feedback: ClickFeedback) -> None:
         """Move every run with a winning candidate towards the winners' mean (line 10)."""
