@@ -1,11 +1,14 @@
-"""Wall time of the full MQ2008 click protocol, and its table and curves.
+"""Wall time of the full click protocol on one data set (MQ2008 by default), its table and curves.
 
-5 folds × 3 click models (perfect, navigational, informational) × ``--runs`` runs
+The folds of ``--dataset`` (5 for MQ2008 and OHSUMED, 1 for the MSLR sample) × 3 click
+models (perfect, navigational, informational) × ``--runs`` runs
 × ``--impressions`` impressions for each learner of ``--learners`` (default: the
 five click-based ones), in ``--jobs`` worker processes. Writes ``runs.csv``,
 ``curves.csv``, ``table.csv`` and one PNG per click model to ``--out``.
 
     nice python benchmarks/bench_clicks_protocol.py --jobs 2 --out results/clicks-mq2008
+    nice python benchmarks/bench_clicks_protocol.py --dataset OHSUMED --runs 5 \\
+        --out results/clicks-ohsumed
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from pathlib import Path
 from oltr.experiments.clicks_reproduction import plot_curves, run_oltr_clicks, summarize
 
 CLICK_LEARNERS = ("PDGD", "PDGD (neural)", "P-MGD", "P-DBGD", "TD-DBGD")
+FOLDS = {"MQ2008": (1, 2, 3, 4, 5), "OHSUMED": (1, 2, 3, 4, 5), "MSLR-sample": (1,)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", choices=sorted(FOLDS), default="MQ2008")
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--impressions", type=int, default=10_000)
     parser.add_argument("--jobs", type=int, default=2)
@@ -29,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.perf_counter()
     finals, curves = run_oltr_clicks(
-        datasets={"MQ2008": (1, 2, 3, 4, 5)},
+        datasets={args.dataset: FOLDS[args.dataset]},
         runs=args.runs,
         horizon=args.impressions,
         learners=tuple(args.learners),
