@@ -170,6 +170,7 @@ def test_metrics_count_requests_rounds_and_errors(client: TestClient) -> None:
     assert 'oltr_errors_total{route="/rankers/{name}/rank",status="422"} 1.0' in text
     assert 'oltr_rounds_total{ranker="r"} 1.0' in text
     assert "oltr_request_seconds_bucket" in text
+    assert "oltr_store_commits " in text and "oltr_store_writes " in text
 
 
 def test_propensities_are_those_of_the_exploration(client: TestClient) -> None:
@@ -217,3 +218,12 @@ def test_choice_learner_on_a_fixed_item_set(client: TestClient) -> None:
     ok = client.post("/rankers/c/feedback", json={"impression": out["impression"], "chosen": [2]})
     assert ok.json()["round"] == 1
     assert client.post("/rankers/c/rank", json={"features": _x()}).status_code == 422
+
+
+def test_openapi_documents_the_bodies_of_rank_and_feedback(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for route, field in (("rank", "features"), ("feedback", "impression")):
+        post = paths[f"/rankers/{{name}}/{route}"]["post"]
+        schema = post["requestBody"]["content"]["application/json"]["schema"]
+        assert field in schema["properties"]
+        assert "200" in post["responses"] and "422" in post["responses"]

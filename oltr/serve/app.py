@@ -205,6 +205,9 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
     @app.get("/metrics")
     def prometheus() -> Response:
         metrics.rankers.set(len(list(rankers)))
+        commits, writes = rankers.store.commits
+        metrics.store_commits.set(commits)
+        metrics.store_writes.set(writes)
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/rankers", responses=_ERRORS)
