@@ -13,7 +13,7 @@ import pytest
 
 from oltr.serve.groupcommit import GroupCommit, StaleWrite, WriteGuard
 from oltr.serve.protocol import RankerDefinition, RequestError
-from oltr.serve.rankers import Ranker, Rankers, restore
+from oltr.serve.rankers import RECENT_IMPRESSIONS, Ranker, Rankers, restore
 from oltr.serve.store import Store
 
 
@@ -173,3 +173,16 @@ def test_a_store_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     old.close()
     with pytest.raises(ValueError, match="schema version 0"):
         Store(path)
+
+
+def test_feedback_on_lists_older_than_the_recent_ones_reads_them_from_the_store(
+    ranker: Ranker,
+) -> None:
+    n = RECENT_IMPRESSIONS + 4
+    shown = [ranker.rank(_x(s))["impression"] for s in range(n)]
+    assert len(ranker._recent) == RECENT_IMPRESSIONS
+    for imp in shown:  # the first four from the store, the rest from memory
+        ranker.feedback(imp, {"labels": [int(imp.split("-")[0]) % 2]}, 3600)
+    fresh = restore(ranker.store, "r", RTOPK, 3)
+    assert fresh.rounds == ranker.rounds == n and not ranker._recent
+    assert np.array_equal(_weights(fresh), _weights(ranker))

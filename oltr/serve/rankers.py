@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -44,7 +45,10 @@ from oltr.serve.store import Impression, Store, StoredEvent
 from oltr.types import Context
 from oltr.version import __version__
 
-__all__ = ["Ranker", "Rankers", "public_state", "replay_into"]
+__all__ = ["RECENT_IMPRESSIONS", "Ranker", "Rankers", "public_state", "replay_into"]
+
+#: Pending impressions a ranker keeps in memory (with their features) for their feedback.
+RECENT_IMPRESSIONS = 256
 
 
 def _context(defn: RankerDefinition, imp: Impression) -> Context:
@@ -137,6 +141,9 @@ class Ranker:
     _swept: float = 0.0
     #: Impressions whose feedback is applied but not yet committed (a second one is 409).
     _answering: set[str] = field(default_factory=set)
+    #: The latest impressions this process ranked that have no feedback yet, oldest first:
+    #: most feedback comes soon after its list and needs no read of the store.
+    _recent: OrderedDict[str, Impression] = field(default_factory=OrderedDict)
 
     def rank(self, features: Any) -> dict[str, Any]:
         """Rank one list; log it; return the impression, the shown order and propensities."""
@@ -178,6 +185,9 @@ class Ranker:
         )
         done = self.store.submit_rank(imp, {}, self.guard)
         self.t = ctx.t
+        self._recent[imp.id] = imp
+        if len(self._recent) > RECENT_IMPRESSIONS:
+            self._recent.popitem(last=False)
         return {"impression": imp.id, "order": imp.shown, "propensities": props}, done
 
     def feedback(self, impression: str, body: dict[str, Any], ttl: float) -> dict[str, Any]:
@@ -198,7 +208,7 @@ class Ranker:
             self._swept = now
         if impression in self._answering:
             raise RequestError(f"impression {impression!r} already has its feedback", 409)
-        imp = self.store.impression(self.name, impression)
+        imp = self._recent.pop(impression, None) or self.store.impression(self.name, impression)
         if imp is None:
             raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
         if imp.status == "pending" and imp.created < now - ttl:
@@ -259,6 +269,7 @@ class Ranker:
         fresh = restore(self.store, self.name, self.definition, self.snapshot_every)
         self.learner, self.t, self.rounds = fresh.learner, fresh.t, fresh.rounds
         self._answering.clear()
+        self._recent.clear()
 
 
 def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:
