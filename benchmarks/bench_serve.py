@@ -12,10 +12,15 @@ The client is kept cheap because it shares the machine with the server: the
 rank request bodies are encoded once, and requests go over keep-alive sockets
 as pre-built HTTP/1.1 bytes (no HTTP library on the hot path).
 
-Environment: ``BENCH_SERVE_THREADS`` (client threads, default 4);
-``BENCH_SERVE_BASELINE=DIR`` also measures the package found in ``DIR`` (e.g.
-an older ``oltr`` exported with ``git archive``), run first and labelled
-"before", for a before/after table from one run.
+Environment: ``BENCH_SERVE_THREADS`` (client threads, default 16: enough
+connections for the open loop to keep its schedule while requests wait for a
+commit); ``BENCH_SERVE_BASELINE=DIR`` also measures the package found in
+``DIR`` (e.g. an older ``oltr`` exported with ``git archive REV oltr | tar -x
+-C DIR``), labelled "before", and the current code on uvicorn's pure-Python
+HTTP parser and event loop (h11, asyncio), labelled "now-py", so that one run
+shows what the code changed and what the compiled parser and loop (httptools,
+uvloop) add. Both run with those two blocked, as the baseline did not
+depend on them.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import numpy as np
 
 M, D = 50, 46
 PAIRS, SECONDS = 3000, 10.0
-THREADS = int(os.environ.get("BENCH_SERVE_THREADS", "4"))
+THREADS = int(os.environ.get("BENCH_SERVE_THREADS", "16"))
 BASELINE = os.environ.get("BENCH_SERVE_BASELINE")
 _LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
 
@@ -82,12 +87,22 @@ class _Conn:
         self.sock.close()
 
 
-def _serve(store: Path, port: int, sync: str, pythonpath: str | None) -> subprocess.Popen[bytes]:
+#: Imported at the server's start: uvicorn then falls back to h11 and asyncio.
+_PURE_PYTHON_HTTP = 'import sys\nsys.modules["httptools"] = sys.modules["uvloop"] = None\n'
+
+
+def _serve(
+    store: Path, port: int, sync: str, package: str | None, pure: bool
+) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(store)]
     cmd += ["--port", str(port), "--sync", sync]
     env = dict(os.environ)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
+    path = [] if package is None else [package]
+    if pure:
+        (store.parent / "sitecustomize.py").write_text(_PURE_PYTHON_HTTP)
+        path.insert(0, str(store.parent))
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join(path)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
     # The store's folder as working directory: the package comes from PYTHONPATH or the install.
     proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL, env=env, cwd=store.parent)
@@ -205,10 +220,10 @@ RANKER = {
 }
 
 
-def _setting(label: str, sync: str, pythonpath: str | None) -> None:
+def _setting(label: str, sync: str, package: str | None, pure: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         port = _port()
-        proc = _serve(Path(tmp) / "b.db", port, sync, pythonpath)
+        proc = _serve(Path(tmp) / "b.db", port, sync, package, pure)
         try:
             conn = _Conn(port)
             status, out = conn.call(_request("PUT", "/rankers/b", json.dumps(RANKER).encode()))
@@ -236,7 +251,8 @@ def main() -> None:
     print(f"{units} {'(ms)':>7} {'ms/pair':>7} {'ms/pair':>7}")
     for sync in ("NORMAL", "FULL"):
         if BASELINE:
-            _setting("before", sync, BASELINE)
+            _setting("before", sync, BASELINE, pure=True)
+            _setting("now-py", sync, None, pure=True)
         _setting("now", sync, None)
 
 
