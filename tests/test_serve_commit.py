@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oltr.serve.groupcommit import GroupCommit, StaleWrite, WriteGuard
+from oltr.serve.groupcommit import Checkpointer, GroupCommit, StaleWrite, WriteGuard
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import RECENT_IMPRESSIONS, Ranker, Rankers, restore
 from oltr.serve.store import Store
@@ -186,3 +186,19 @@ def test_feedback_on_lists_older_than_the_recent_ones_reads_them_from_the_store(
     fresh = restore(ranker.store, "r", RTOPK, 3)
     assert fresh.rounds == ranker.rounds == n and not ranker._recent
     assert np.array_equal(_weights(fresh), _weights(ranker))
+
+
+def test_the_wal_starts_over_once_it_is_large(db: sqlite3.Connection, tmp_path: Path) -> None:
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    writer = GroupCommit(db)
+    other = sqlite3.connect(tmp_path / "g.db", check_same_thread=False, isolation_level=None)
+    cp = Checkpointer(other, writer, str(tmp_path / "g.db-wal"), interval=0.01, reset_bytes=1 << 16)
+    n = 0
+    while cp.resets < 2 and n < 20_000:  # each commit adds a page or two to the WAL
+        writer.submit(_insert(n)).result()
+        n += 1
+    writer.close()
+    cp.close()
+    other.close()
+    assert cp.resets >= 2 and cp.checkpoints >= cp.resets
+    assert db.execute("SELECT COUNT(*) FROM t").fetchone()[0] == n

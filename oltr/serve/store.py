@@ -206,7 +206,7 @@ class Store:
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA busy_timeout=10000")
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA journal_size_limit=16777216")  # a WAL that starts over shrinks to 16 MB
+        db.execute("PRAGMA journal_size_limit=67108864")  # a WAL that starts over: 64 MB at most
         db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         return db
 
