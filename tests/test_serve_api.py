@@ -227,3 +227,21 @@ def test_openapi_documents_the_bodies_of_rank_and_feedback(client: TestClient) -
         schema = post["requestBody"]["content"]["application/json"]["schema"]
         assert field in schema["properties"]
         assert "200" in post["responses"] and "422" in post["responses"]
+
+
+def test_freeze_long_lived_freezes_now_and_after_each_full_collection() -> None:
+    import gc
+
+    from oltr.serve import freeze_long_lived
+
+    try:
+        freeze_long_lived()
+        freeze_long_lived()
+        assert gc.get_freeze_count() > 0
+        assert sum(cb.__name__ == "_refreeze" for cb in gc.callbacks) == 1
+        gc.unfreeze()
+        gc.collect()
+        assert gc.get_freeze_count() > 0  # the full collection froze its survivors
+    finally:
+        gc.callbacks[:] = [cb for cb in gc.callbacks if cb.__name__ != "_refreeze"]
+        gc.unfreeze()

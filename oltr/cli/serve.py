@@ -50,7 +50,7 @@ def serve(
     """Serve rankers over HTTP; state in --store survives restarts (see docs/serve.md)."""
     import uvicorn
 
-    from oltr.serve import ServeSettings, create_app
+    from oltr.serve import ServeSettings, create_app, freeze_long_lived
 
     try:
         settings = ServeSettings(
@@ -64,6 +64,7 @@ def serve(
         app = create_app(settings)
     except (ValueError, OSError) as exc:
         _fail(exc)
+    freeze_long_lived()  # short full collections: no pause of 100 ms in the latency tail
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hmac
 import json
 import time
@@ -47,7 +48,7 @@ from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
 from oltr.serve.store import Store
 
-__all__ = ["ServeSettings", "create_app"]
+__all__ = ["ServeSettings", "create_app", "freeze_long_lived"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -85,6 +86,28 @@ class ServeSettings:
     snapshot_every: int = 100
     max_body: int = 1 << 20
     synchronous: str = "FULL"
+
+
+def _refreeze(phase: str, info: dict[str, Any]) -> None:
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
+
+
+def freeze_long_lived() -> None:
+    """Keep the garbage collector's full collections short in a long-running service.
+
+    A full collection walks every object the collector tracks: in a service
+    that has imported numpy, scipy, numba, pandas and FastAPI and compiled its
+    kernels, that is tens of milliseconds (60 to 150 ms measured), during which
+    no request is served. The objects alive now, and the survivors of each full
+    collection from now on, are moved out of its reach (``gc.freeze``), so the
+    next full collections only walk what is new. The price: a frozen object
+    that later becomes cyclic garbage (a deleted ranker's learner, say) is
+    never freed. For ``oltr serve``, which owns its process; idempotent.
+    """
+    gc.freeze()
+    if _refreeze not in gc.callbacks:
+        gc.callbacks.append(_refreeze)
 
 
 def _error(status: int, detail: str) -> JSONResponse:
