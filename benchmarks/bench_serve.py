@@ -238,6 +238,22 @@ def _setting(label: str, sync: str, package: str | None, pure: bool = False) -> 
             proc.wait(timeout=20)
 
 
+def _fsync_ms(folder: str, n: int = 100) -> tuple[float, float]:
+    """p50 and p99 of ``fdatasync`` after a 4 KB write in ``folder``: the floor of a FULL commit."""
+    path, times = Path(folder) / "bench-fsync.bin", []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        for _ in range(n):
+            os.write(fd, bytes(4096))
+            t0 = time.perf_counter()
+            os.fdatasync(fd)
+            times.append(1e3 * (time.perf_counter() - t0))
+    finally:
+        os.close(fd)
+        path.unlink()
+    return float(np.percentile(times, 50)), float(np.percentile(times, 99))
+
+
 def main() -> None:
     print(
         f"RTop-kF (squared, top-1) at m={M}, d={D}; {THREADS} client threads; "
@@ -250,6 +266,9 @@ def main() -> None:
     units = f"{'':>6} {'':>6} {'/s':>6} {'':>7} {'(ms)':>8} {'(ms)':>8} {'(ms)':>6} {'(ms)':>6}"
     print(f"{units} {'(ms)':>7} {'ms/pair':>7} {'ms/pair':>7}")
     for sync in ("NORMAL", "FULL"):
+        if sync == "FULL":
+            p50, p99 = _fsync_ms(tempfile.gettempdir())
+            print(f"fdatasync of 4 KB on the store's disk: p50 {p50:.2f} ms, p99 {p99:.2f} ms")
         if BASELINE:
             _setting("before", sync, BASELINE, pure=True)
             _setting("now-py", sync, None, pure=True)
