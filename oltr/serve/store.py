@@ -164,8 +164,10 @@ def _impression(row: sqlite3.Row) -> Impression:
 def _create(db: sqlite3.Connection, path: str) -> None:
     """Create the tables in a new file; refuse a file of another schema version."""
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version == SCHEMA_VERSION:
+        return
     tables = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
-    if tables and version != SCHEMA_VERSION:
+    if tables:
         raise ValueError(
             f"store {path} has schema version {version}, this oltr reads {SCHEMA_VERSION}: "
             "serve it with the oltr that wrote it, or start a new store"
