@@ -245,3 +245,10 @@ def test_freeze_long_lived_freezes_now_and_after_each_full_collection() -> None:
     finally:
         gc.callbacks[:] = [cb for cb in gc.callbacks if cb.__name__ != "_refreeze"]
         gc.unfreeze()
+
+
+def test_answers_have_the_fields_of_their_response_models(client: TestClient) -> None:
+    out = client.post("/rankers/r/rank", json={"features": _x()}).json()
+    assert set(out) == {"impression", "order", "propensities"}
+    fb = client.post("/rankers/r/feedback", json={"impression": out["impression"], "labels": [1]})
+    assert fb.json() == {"round": 1, "outcome": None}

@@ -280,7 +280,7 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
         ttl = settings.impression_ttl
         out = await _apply(ranker, lambda: ranker.feedback_locked(body.impression, payload, ttl))
         metrics.rounds.labels(name).inc()
-        return JSONResponse(out)
+        return JSONResponse(FeedbackResponse(**out).model_dump())  # "outcome": null included
 
 
 def _request_body(model: type[BaseModel]) -> dict[str, Any]:
