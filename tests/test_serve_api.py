@@ -252,3 +252,22 @@ def test_answers_have_the_fields_of_their_response_models(client: TestClient) ->
     assert set(out) == {"impression", "order", "propensities"}
     fb = client.post("/rankers/r/feedback", json={"impression": out["impression"], "labels": [1]})
     assert fb.json() == {"round": 1, "outcome": None}
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('{"features": [[1, 2', {"type": "json_invalid", "loc": ["body", 19]}),
+        ("", {"type": "missing", "loc": ["body"], "msg": "Field required"}),
+        ('"x"', {"type": "model_attributes_type", "loc": ["body"]}),
+        ('{"features": "x"}', {"type": "list_type", "msg": "Input should be a valid list"}),
+        ('{"features": [["a", 1, 2, 3]]}', {"loc": ["body", "features", 0, 0]}),
+    ],
+)
+def test_refused_bodies_get_fastapis_422(client: TestClient, body: str, error: Any) -> None:
+    """The hot routes parse their body themselves; a refused one reads as FastAPI words it."""
+    headers = {"content-type": "application/json"}
+    resp = client.post("/rankers/r/rank", content=body, headers=headers)
+    assert resp.status_code == 422
+    (detail,) = resp.json()["detail"]
+    assert {k: detail[k] for k in error} == error
