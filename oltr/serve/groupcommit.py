@@ -158,7 +158,11 @@ class GroupCommit:
                     stop = True
                     break
                 batch.append(item)
-            self._commit(batch)
+            try:
+                self._commit(batch)
+            except Exception as exc:  # a bug here must not leave requests waiting forever
+                for item in batch:
+                    _settle(item.future, error=exc)
             if stop:
                 return
 
@@ -195,7 +199,10 @@ class GroupCommit:
         for item, result in zip(live, results, strict=True):
             _settle(item.future, result)
         if self.after_commit is not None:
-            self.after_commit(db)
+            try:
+                self.after_commit(db)
+            except Exception:  # housekeeping (checkpoints): the next commit tries again
+                pass
 
 
 class Checkpointer:
