@@ -170,6 +170,7 @@ def test_metrics_count_requests_rounds_and_errors(client: TestClient) -> None:
     assert 'oltr_errors_total{route="/rankers/{name}/rank",status="422"} 1.0' in text
     assert 'oltr_rounds_total{ranker="r"} 1.0' in text
     assert "oltr_request_seconds_bucket" in text
+    assert "oltr_store_commits " in text and "oltr_store_writes " in text
 
 
 def test_propensities_are_those_of_the_exploration(client: TestClient) -> None:
@@ -217,3 +218,56 @@ def test_choice_learner_on_a_fixed_item_set(client: TestClient) -> None:
     ok = client.post("/rankers/c/feedback", json={"impression": out["impression"], "chosen": [2]})
     assert ok.json()["round"] == 1
     assert client.post("/rankers/c/rank", json={"features": _x()}).status_code == 422
+
+
+def test_openapi_documents_the_bodies_of_rank_and_feedback(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for route, field in (("rank", "features"), ("feedback", "impression")):
+        post = paths[f"/rankers/{{name}}/{route}"]["post"]
+        schema = post["requestBody"]["content"]["application/json"]["schema"]
+        assert field in schema["properties"]
+        assert "200" in post["responses"] and "422" in post["responses"]
+
+
+def test_freeze_long_lived_freezes_now_and_after_each_full_collection() -> None:
+    import gc
+
+    from oltr.serve import freeze_long_lived
+
+    try:
+        freeze_long_lived()
+        freeze_long_lived()
+        assert gc.get_freeze_count() > 0
+        assert sum(cb.__name__ == "_refreeze" for cb in gc.callbacks) == 1
+        gc.unfreeze()
+        gc.collect()
+        assert gc.get_freeze_count() > 0  # the full collection froze its survivors
+    finally:
+        gc.callbacks[:] = [cb for cb in gc.callbacks if cb.__name__ != "_refreeze"]
+        gc.unfreeze()
+
+
+def test_answers_have_the_fields_of_their_response_models(client: TestClient) -> None:
+    out = client.post("/rankers/r/rank", json={"features": _x()}).json()
+    assert set(out) == {"impression", "order", "propensities"}
+    fb = client.post("/rankers/r/feedback", json={"impression": out["impression"], "labels": [1]})
+    assert fb.json() == {"round": 1, "outcome": None}
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('{"features": [[1, 2', {"type": "json_invalid", "loc": ["body", 19]}),
+        ("", {"type": "missing", "loc": ["body"], "msg": "Field required"}),
+        ('"x"', {"type": "model_attributes_type", "loc": ["body"]}),
+        ('{"features": "x"}', {"type": "list_type", "msg": "Input should be a valid list"}),
+        ('{"features": [["a", 1, 2, 3]]}', {"loc": ["body", "features", 0, 0]}),
+    ],
+)
+def test_refused_bodies_get_fastapis_422(client: TestClient, body: str, error: Any) -> None:
+    """The hot routes parse their body themselves; a refused one reads as FastAPI words it."""
+    headers = {"content-type": "application/json"}
+    resp = client.post("/rankers/r/rank", content=body, headers=headers)
+    assert resp.status_code == 422
+    (detail,) = resp.json()["detail"]
+    assert {k: detail[k] for k in error} == error

@@ -43,14 +43,18 @@ def serve(
     snapshot_every: Annotated[int, typer.Option(help="Feedback rounds between snapshots.")] = 100,
     max_body: Annotated[int, typer.Option(help="Largest request body in bytes.")] = 1 << 20,
     sync: Annotated[
-        str, typer.Option(help="SQLite synchronous: FULL (power-cut safe) or NORMAL.")
+        str,
+        typer.Option(
+            help="SQLite synchronous: FULL (a commit survives a power cut; waits for fsync) "
+            "or NORMAL (survives a crash of the process, not of the machine; no fsync wait)."
+        ),
     ] = "FULL",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
-    """Serve rankers over HTTP; state in --store survives restarts (see docs/serve.md)."""
+    """Serve rankers over HTTP; state in --store survives restarts (README: "Serving a ranker")."""
     import uvicorn
 
-    from oltr.serve import ServeSettings, create_app
+    from oltr.serve import ServeSettings, create_app, freeze_long_lived
 
     try:
         settings = ServeSettings(
@@ -64,6 +68,7 @@ def serve(
         app = create_app(settings)
     except (ValueError, OSError) as exc:
         _fail(exc)
+    freeze_long_lived()  # short full collections: no pause of 100 ms in the latency tail
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 

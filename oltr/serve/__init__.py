@@ -5,7 +5,7 @@ state lives in a SQLite :class:`Store`; :mod:`oltr.serve.replay` re-runs a log
 and estimates a new ranker's value from it.
 """
 
-from oltr.serve.app import ServeSettings, create_app
+from oltr.serve.app import ServeSettings, create_app, freeze_long_lived
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
 from oltr.serve.store import Store
@@ -18,4 +18,5 @@ __all__ = [
     "ServeSettings",
     "Store",
     "create_app",
+    "freeze_long_lived",
 ]

@@ -40,6 +40,14 @@ class ServeMetrics:
             "oltr_impressions", "Lists ranked", ["ranker"], registry=self.registry
         )
         self.rankers = Gauge("oltr_rankers", "Rankers held", registry=self.registry)
+        self.store_commits = Gauge(
+            "oltr_store_commits", "Transactions the store has committed", registry=self.registry
+        )
+        self.store_writes = Gauge(
+            "oltr_store_writes",
+            "Writes committed in them (more than commits when requests share one)",
+            registry=self.registry,
+        )
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """Record one answered request."""

@@ -132,14 +132,18 @@ def build_ranker(defn: RankerDefinition) -> tuple[Learner[Any], FeedbackModel]:
 def _finite_matrix(features: Any, n_features: int) -> np.ndarray[Any, Any]:
     if not isinstance(features, list) or len(features) == 0:
         raise RequestError("features must be a non-empty list of rows, one per candidate")
-    for i, row in enumerate(features):
-        if not isinstance(row, list) or len(row) != n_features:
-            got = len(row) if isinstance(row, list) else type(row).__name__
-            raise RequestError(f"features[{i}] must have {n_features} numbers, got {got}")
-    x = np.asarray(features, dtype=np.float64)
-    bad = ~np.isfinite(x)
-    if bad.any():
-        i, j = (int(v) for v in np.argwhere(bad)[0])
+    try:  # the common case in one numpy call; the row by row checks name what is wrong
+        x = np.array(features, dtype=np.float64)
+    except (ValueError, TypeError):
+        x = None
+    if x is None or x.ndim != 2 or x.shape[1] != n_features:
+        for i, row in enumerate(features):
+            if not isinstance(row, list) or len(row) != n_features:
+                got = len(row) if isinstance(row, list) else type(row).__name__
+                raise RequestError(f"features[{i}] must have {n_features} numbers, got {got}")
+        raise RequestError("features must be rows of numbers")
+    if not np.isfinite(x).all():
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(x))[0])
         raise RequestError(f"features[{i}][{j}] is {x[i, j]}; features must be finite")
     x.flags.writeable = False
     return x

@@ -1,14 +1,17 @@
 """Rankers held in the process: a learner per name, its lock, its log in the store.
 
 A :class:`Ranker` applies one request at a time (its lock), in this order:
-check the request (nothing changes if it is refused), run the learner, commit
-the event to the store, answer. The learner state is therefore a function of
-the event log: :func:`restore` rebuilds it from the definition, the latest
-snapshot and the events after it, replaying ``rank`` and ``update`` calls in
-the logged order (the learner is deterministic given its generators, which the
-snapshot holds). Should the learner or the store fail after the learner ran,
-the ranker is rebuilt from the store, so what it holds is always what was
-acknowledged.
+check the request (nothing changes if it is refused), run the learner, submit
+the request's write to the store, and answer once that write is committed.
+Writes are committed in the order the ranker applied its requests, so the
+learner state is a function of the event log: :func:`restore` rebuilds it
+from the definition, the latest snapshot and the events after it, replaying
+``rank`` and ``update`` calls in the logged order (the learner is
+deterministic given its generators, which the snapshot holds). Should the
+learner fail, or a write fail to commit, the ranker is rebuilt from the store
+before its next request, and the writes it had computed from the failed state
+are refused (:class:`~oltr.serve.groupcommit.WriteGuard`), so every answer the
+service gives was computed from committed state.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +29,7 @@ import numpy as np
 
 from oltr.feedback import FeedbackModel
 from oltr.learners.base import Learner
+from oltr.serve.groupcommit import WriteGuard
 from oltr.serve.protocol import (
     RankerDefinition,
     RequestError,
@@ -39,7 +45,10 @@ from oltr.serve.store import Impression, Store, StoredEvent
 from oltr.types import Context
 from oltr.version import __version__
 
-__all__ = ["Ranker", "Rankers", "public_state", "replay_into"]
+__all__ = ["RECENT_IMPRESSIONS", "Ranker", "Rankers", "public_state", "replay_into"]
+
+#: Pending impressions a ranker keeps in memory (with their features) for their feedback.
+RECENT_IMPRESSIONS = 256
 
 
 def _context(defn: RankerDefinition, imp: Impression) -> Context:
@@ -106,7 +115,17 @@ def public_state(learner: Learner[Any]) -> dict[str, Any]:
 
 @dataclass
 class Ranker:
-    """One named ranker: definition, learner, lock, counters (see the module docstring)."""
+    """One named ranker: definition, learner, lock, counters (see the module docstring).
+
+    Each request is applied in two steps: under :attr:`lock`, ``*_locked``
+    checks it, runs the learner and submits its write to the store's group
+    commit, returning the answer and the write's future; the caller answers
+    once the future completes (committed). The lock is released before the
+    commit, so the next request to the same ranker is applied while the
+    previous write is in flight, and both writes may share a commit; the
+    store commits them in the order they were submitted. :meth:`rank` and
+    :meth:`feedback` do both steps and block.
+    """
 
     name: str
     definition: RankerDefinition
@@ -116,23 +135,36 @@ class Ranker:
     snapshot_every: int
     t: int = 0
     rounds: int = 0
-    last_seq: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    guard: WriteGuard = field(default_factory=WriteGuard)
+    deleted: bool = False
     _swept: float = 0.0
+    #: Impressions whose feedback is applied but not yet committed (a second one is 409).
+    _answering: set[str] = field(default_factory=set)
+    #: The latest impressions this process ranked that have no feedback yet, oldest first:
+    #: most feedback comes soon after its list and needs no read of the store.
+    _recent: OrderedDict[str, Impression] = field(default_factory=OrderedDict)
 
     def rank(self, features: Any) -> dict[str, Any]:
         """Rank one list; log it; return the impression, the shown order and propensities."""
         with self.lock:
-            ctx = make_context(self.definition, self.t + 1, features)
-            try:
-                return self._rank(ctx)
-            except RequestError:
-                raise
-            except Exception:
-                self._reload()
-                raise
+            answer, done = self.rank_locked(features)
+        done.result()
+        return answer
 
-    def _rank(self, ctx: Context) -> dict[str, Any]:
+    def rank_locked(self, features: Any) -> tuple[dict[str, Any], Future[int]]:
+        """:meth:`rank` with :attr:`lock` held by the caller; the answer and its commit."""
+        self._ready()
+        ctx = make_context(self.definition, self.t + 1, features)
+        try:
+            return self._rank(ctx)
+        except RequestError:
+            raise
+        except Exception:
+            self._reload()
+            raise
+
+    def _rank(self, ctx: Context) -> tuple[dict[str, Any], Future[int]]:
         prop_depth = feedback_depth(self.model, ctx.n_items)
         learner = self.learner
         orders = np.asarray(learner.rank(ctx))  # after any check: the learner's RNG moves here
@@ -151,46 +183,64 @@ class Ranker:
             propensities=props,
             status="pending",
         )
-        self.last_seq = self.store.log_rank(imp, {})
+        done = self.store.submit_rank(imp, {}, self.guard)
         self.t = ctx.t
-        return {"impression": imp.id, "order": imp.shown, "propensities": props}
+        self._recent[imp.id] = imp
+        if len(self._recent) > RECENT_IMPRESSIONS:
+            self._recent.popitem(last=False)
+        return {"impression": imp.id, "order": imp.shown, "propensities": props}, done
 
     def feedback(self, impression: str, body: dict[str, Any], ttl: float) -> dict[str, Any]:
         """Learn from the feedback on ``impression``; log it; return the round and any credit."""
         with self.lock:
-            now = time.time()
-            if now - self._swept > min(ttl, 1.0):  # sweep at most once a second
-                self.store.expire(self.name, now - ttl)
-                self._swept = now
-            imp = self.store.impression(self.name, impression)
-            if imp is None:
-                raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
-            if imp.status == "pending" and imp.created < now - ttl:
-                self.store.expire(self.name, now - ttl)  # too old, not swept yet
-                raise RequestError(f"impression {impression!r} expired before its feedback", 410)
-            if imp.status == "done":
-                raise RequestError(f"impression {impression!r} already has its feedback", 409)
-            if imp.status == "expired":
-                raise RequestError(f"impression {impression!r} expired before its feedback", 410)
-            orders = np.asarray(imp.orders, dtype=np.intp)
-            fb, credit = make_feedback_object(
-                self.learner, self.model, orders, np.asarray(imp.shown), _interleaving(imp), body
-            )
-            try:
-                self.learner.update(_context(self.definition, imp), orders, fb)
-                self.last_seq = self.store.log_feedback(self.name, impression, body)
-                self.rounds += 1
-                if self.rounds % self.snapshot_every == 0:
-                    self.snapshot()
-            except Exception:
-                self._reload()
-                raise
-            return {"round": self.rounds, **credit}
+            answer, done = self.feedback_locked(impression, body, ttl)
+        done.result()
+        return answer
+
+    def feedback_locked(
+        self, impression: str, body: dict[str, Any], ttl: float
+    ) -> tuple[dict[str, Any], Future[int]]:
+        """:meth:`feedback` with :attr:`lock` held by the caller; the answer and its commit."""
+        self._ready()
+        now = time.time()
+        if now - self._swept > min(ttl, 1.0):  # sweep at most once a second
+            self.store.submit_expire(self.name, now - ttl)
+            self._swept = now
+        if impression in self._answering:
+            raise RequestError(f"impression {impression!r} already has its feedback", 409)
+        imp = self._recent.pop(impression, None) or self.store.impression(self.name, impression)
+        if imp is None:
+            raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
+        if imp.status == "pending" and imp.created < now - ttl:
+            self.store.submit_expire(self.name, now - ttl)  # too old, not swept yet
+            raise RequestError(f"impression {impression!r} expired before its feedback", 410)
+        if imp.status == "done":
+            raise RequestError(f"impression {impression!r} already has its feedback", 409)
+        if imp.status == "expired":
+            raise RequestError(f"impression {impression!r} expired before its feedback", 410)
+        orders = np.asarray(imp.orders, dtype=np.intp)
+        fb, credit = make_feedback_object(
+            self.learner, self.model, orders, np.asarray(imp.shown), _interleaving(imp), body
+        )
+        try:
+            self.learner.update(_context(self.definition, imp), orders, fb)
+            self.rounds += 1
+            snapshot = None
+            if self.rounds % self.snapshot_every == 0:
+                snapshot = (self.rounds, __version__, dumps_state(self.learner, __version__))
+            done = self.store.submit_feedback(self.name, impression, body, self.guard, snapshot)
+        except Exception:
+            self._reload()
+            raise
+        self._answering.add(impression)
+        done.add_done_callback(lambda _: self._answering.discard(impression))
+        return {"round": self.rounds, **credit}, done
 
     def snapshot(self) -> None:
-        """Store the learner's snapshot, covering the events up to ``last_seq``."""
-        text = dumps_state(self.learner, __version__)
-        self.store.save_snapshot(self.name, self.last_seq, self.rounds, __version__, text)
+        """Store the learner's snapshot, covering every event it has applied."""
+        with self.lock:
+            text = dumps_state(self.learner, __version__)
+            self.store.save_snapshot(self.name, self.rounds, __version__, text)
 
     def describe(self) -> dict[str, Any]:
         """Definition, counters and the learner's public state."""
@@ -206,14 +256,20 @@ class Ranker:
                 "learner": public_state(self.learner),
             }
 
+    def _ready(self) -> None:
+        if self.deleted:
+            raise RequestError(f"no ranker named {self.name!r}", 404)
+        if self.guard.stale:  # a write failed: what the learner holds was not committed
+            self._reload()
+
     def _reload(self) -> None:
+        """Rebuild the learner from the store, once every write submitted so far is settled."""
+        self.store.barrier()
+        self.guard.generation = self.guard.valid_from
         fresh = restore(self.store, self.name, self.definition, self.snapshot_every)
-        self.learner, self.t, self.rounds, self.last_seq = (
-            fresh.learner,
-            fresh.t,
-            fresh.rounds,
-            fresh.last_seq,
-        )
+        self.learner, self.t, self.rounds = fresh.learner, fresh.t, fresh.rounds
+        self._answering.clear()
+        self._recent.clear()
 
 
 def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:
@@ -226,10 +282,7 @@ def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int
         loads_state(text, learner)
     events = store.events(name, after)
     rounds += replay_into(learner, model, defn, store, name, events)
-    last_seq = events[-1].seq if events else after
-    return Ranker(
-        name, defn, learner, model, store, snapshot_every, store.last_t(name), rounds, last_seq
-    )
+    return Ranker(name, defn, learner, model, store, snapshot_every, store.last_t(name), rounds)
 
 
 class Rankers:
@@ -278,5 +331,6 @@ class Rankers:
         with self._lock:
             ranker = self.get(name)
             with ranker.lock:
-                self.store.delete_ranker(name)
+                self.store.delete_ranker(name)  # committed after the ranker's queued writes
+                ranker.deleted = True
                 del self._rankers[name]

@@ -1,23 +1,32 @@
 """The service's durable state in SQLite (standard library, WAL journal).
 
-Four tables:
+Five tables:
 
 ``rankers``      name → definition (JSON) of every live ranker;
-``impressions``  every ranked list: its round ``t``, the context (features as
-                 raw float64 bytes, so they come back bit for bit), the shown
-                 orders, what the interleaving needs, the logged propensities,
-                 and its status (``pending`` → ``done`` or ``expired``);
+``impressions``  every ranked list: its round ``t``, the shown orders, what the
+                 interleaving needs, the logged propensities, and its status
+                 (``pending`` → ``done`` or ``expired``);
+``contexts``     the features of each impression (by its rowid) as raw float64
+                 bytes, so they come back bit for bit; a table of their own, so
+                 that a status change rewrites a row of a few hundred bytes and
+                 not the 18 KB of a (50, 46) context;
 ``events``       the log the learner state is a function of: one ``rank`` or
                  ``feedback`` row per acknowledged request, in the order the
                  ranker applied them (``seq``);
 ``snapshots``    the latest learner snapshot of each ranker and the last
                  event ``seq`` it includes.
 
-Every write is one transaction committed before the service answers; with
+Writes go through one writer thread with **group commit**
+(:mod:`oltr.serve.groupcommit`): the ``submit_*`` methods queue a write and
+return a future that completes once the write is committed, so the service
+answers a request only after its events are durable, while the writes of
+concurrent requests share one transaction (one ``fsync``). A request is one
+write: a ranked list with its ``rank`` event, or a feedback with its status
+change, its ``feedback`` event and, every so many rounds, the snapshot. The
+blocking methods (``log_rank``, ``add_ranker``, …) submit and wait. With
 ``synchronous=FULL`` (the default) a commit survives a power cut, with
-``NORMAL`` it survives the process being killed (WAL). One connection is shared
-by the service's threads behind a lock: each transaction is short, and the
-rankers' own locks order the requests to one ranker.
+``NORMAL`` it survives the process being killed (WAL). Reads use a second
+connection (WAL readers do not wait for the writer) shared behind a lock.
 """
 
 from __future__ import annotations
@@ -27,12 +36,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from oltr.serve.groupcommit import Checkpointer, GroupCommit, WriteGuard
 
 __all__ = ["Impression", "Store", "StoredEvent"]
 
@@ -48,7 +59,6 @@ CREATE TABLE IF NOT EXISTS impressions (
     t INTEGER NOT NULL,
     created REAL NOT NULL,
     n_items INTEGER NOT NULL,
-    features BLOB,
     n_features INTEGER NOT NULL,
     orders TEXT NOT NULL,
     shown TEXT NOT NULL,
@@ -58,8 +68,12 @@ CREATE TABLE IF NOT EXISTS impressions (
     PRIMARY KEY (ranker, id)
 );
 CREATE INDEX IF NOT EXISTS impressions_pending ON impressions (ranker, status, created);
+CREATE TABLE IF NOT EXISTS contexts (
+    impression INTEGER PRIMARY KEY,
+    features BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     ranker TEXT NOT NULL,
     kind TEXT NOT NULL,
     impression TEXT NOT NULL,
@@ -75,6 +89,29 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state TEXT NOT NULL
 );
 """
+#: ``PRAGMA user_version`` of the tables above; a file of another version is refused.
+SCHEMA_VERSION = 2
+
+_INSERT_IMPRESSION = (
+    "INSERT INTO impressions (ranker, id, t, created, n_items, n_features,"
+    " orders, shown, extra, propensities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_CONTEXT = "INSERT INTO contexts (impression, features) VALUES (?, ?)"
+_SELECT_IMPRESSION = (
+    "SELECT i.*, c.features FROM impressions AS i LEFT JOIN contexts AS c "
+    "ON c.impression = i.rowid WHERE i.ranker = ?"
+)
+_INSERT_EVENT = (
+    "INSERT INTO events (ranker, kind, impression, payload, created) VALUES (?, ?, ?, ?, ?)"
+)
+_MARK_DONE = "UPDATE impressions SET status = 'done' WHERE ranker = ? AND id = ?"
+_SAVE_SNAPSHOT = (
+    "INSERT OR REPLACE INTO snapshots (ranker, seq, rounds, version, state) VALUES (?, ?, ?, ?, ?)"
+)
+_EXPIRE = (
+    "UPDATE impressions SET status = 'expired' "
+    "WHERE ranker = ? AND status = 'pending' AND created < ?"
+)
 
 
 @dataclass(frozen=True)
@@ -124,13 +161,27 @@ def _impression(row: sqlite3.Row) -> Impression:
     )
 
 
+def _create(db: sqlite3.Connection, path: str) -> None:
+    """Create the tables in a new file; refuse a file of another schema version."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version == SCHEMA_VERSION:
+        return
+    tables = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
+    if tables:
+        raise ValueError(
+            f"store {path} has schema version {version}, this oltr reads {SCHEMA_VERSION}: "
+            "serve it with the oltr that wrote it, or start a new store"
+        )
+    db.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+
+
 class Store:
     """The SQLite file behind ``oltr serve`` (see the module docstring).
 
     Parameters
     ----------
     path
-        The database file (created with its tables when missing); ``":memory:"`` for tests.
+        The database file (created with its tables when missing).
     synchronous
         ``"FULL"`` (a commit survives a power cut) or ``"NORMAL"`` (it survives a
         crash of the process; faster).
@@ -139,30 +190,45 @@ class Store:
     def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
         if synchronous.upper() not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
+        if str(path) == ":memory:" or str(path).startswith("file:"):
+            raise ValueError("the store needs a file path (a reader and a writer share it)")
         self.path = str(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self._db.executescript(_SCHEMA)
+        writer = self._connect(synchronous)
+        _create(writer, self.path)
+        writer.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job, off the commits
+        self._db = self._connect(synchronous)
+        self._write_db = writer
+        self._writer = GroupCommit(writer)
+        self._checkpoint_db = self._connect(synchronous)
+        self._checkpointer = Checkpointer(self._checkpoint_db, self._writer, f"{self.path}-wal")
+
+    def _connect(self, synchronous: str) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA busy_timeout=10000")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA journal_size_limit=67108864")  # a WAL that starts over: 64 MB at most
+        db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        return db
 
     def close(self) -> None:
-        """Close the connection."""
+        """Commit every queued write, stop the writer and close the connections."""
+        self._writer.close()
+        self._checkpointer.close()
+        self._checkpoint_db.close()
         with self._lock:
             self._db.close()
+        self._write_db.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One transaction, committed on exit (rolled back on an exception)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def barrier(self) -> None:
+        """Wait until every write submitted so far is committed (or failed)."""
+        self._writer.barrier()
+
+    @property
+    def commits(self) -> tuple[int, int]:
+        """``(transactions, writes)`` committed so far by the writer."""
+        return self._writer.batches, self._writer.writes
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -177,15 +243,23 @@ class Store:
 
     def add_ranker(self, name: str, definition: dict[str, Any]) -> None:
         """Store a new ranker's definition."""
-        with self._tx() as db:
-            db.execute(
+        text, now = json.dumps(definition, sort_keys=True), time.time()
+        self._writer.submit(
+            lambda db: db.execute(
                 "INSERT INTO rankers (name, definition, created) VALUES (?, ?, ?)",
-                (name, json.dumps(definition, sort_keys=True), time.time()),
+                (name, text, now),
             )
+        ).result()
 
     def delete_ranker(self, name: str) -> None:
-        """Remove a ranker with its impressions, events and snapshot."""
-        with self._tx() as db:
+        """Remove a ranker with its impressions, events and snapshot (after its queued writes)."""
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM contexts WHERE impression IN "
+                "(SELECT rowid FROM impressions WHERE ranker = ?)",
+                (name,),
+            )
             for table, key in (
                 ("rankers", "name"),
                 ("impressions", "ranker"),
@@ -194,66 +268,77 @@ class Store:
             ):
                 db.execute(f"DELETE FROM {table} WHERE {key} = ?", (name,))
 
+        self._writer.submit(write).result()
+
     # -- impressions and events --------------------------------------------------------
 
-    def log_rank(
-        self,
-        impression: Impression,
-        payload: dict[str, Any],
-    ) -> int:
-        """Log a ranked list and its ``rank`` event in one transaction; return the event seq."""
+    def submit_rank(
+        self, impression: Impression, payload: dict[str, Any], guard: WriteGuard | None = None
+    ) -> Future[int]:
+        """Queue a ranked list and its ``rank`` event (one write); the future gives the seq."""
         imp = impression
         feats = None if imp.features is None else np.ascontiguousarray(imp.features, "<f8")
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO impressions (ranker, id, t, created, n_items, features, n_features,"
-                " orders, shown, extra, propensities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    imp.ranker,
-                    imp.id,
-                    imp.t,
-                    imp.created,
-                    imp.n_items,
-                    None if feats is None else feats.tobytes(),
-                    0 if feats is None else int(feats.shape[1]),
-                    json.dumps(imp.orders),
-                    json.dumps(imp.shown),
-                    json.dumps(imp.extra),
-                    json.dumps(imp.propensities),
-                ),
-            )
-            return self._event(db, imp.ranker, "rank", imp.id, payload)
+        blob = None if feats is None else feats.tobytes()
+        row = (
+            imp.ranker,
+            imp.id,
+            imp.t,
+            imp.created,
+            imp.n_items,
+            0 if feats is None else int(feats.shape[1]),
+            json.dumps(imp.orders),
+            json.dumps(imp.shown),
+            json.dumps(imp.extra),
+            json.dumps(imp.propensities),
+        )
+        event = (imp.ranker, "rank", imp.id, json.dumps(payload), time.time())
+
+        def write(db: sqlite3.Connection) -> int:
+            rowid = db.execute(_INSERT_IMPRESSION, row).lastrowid
+            if blob is not None:  # apart from the row, so a status change does not rewrite it
+                db.execute(_INSERT_CONTEXT, (rowid, blob))
+            return int(db.execute(_INSERT_EVENT, event).lastrowid or 0)
+
+        return self._writer.submit(write, guard)
+
+    def log_rank(self, impression: Impression, payload: dict[str, Any]) -> int:
+        """Log a ranked list and its ``rank`` event in one transaction; return the event seq."""
+        return self.submit_rank(impression, payload).result()
+
+    def submit_feedback(
+        self,
+        ranker: str,
+        impression: str,
+        payload: dict[str, Any],
+        guard: WriteGuard | None = None,
+        snapshot: tuple[int, str, str] | None = None,
+    ) -> Future[int]:
+        """Queue: mark an impression done, log its ``feedback`` event and, if given, the
+        snapshot ``(rounds, version, state)`` of the learner after it (one write).
+        The future gives the event seq."""
+        event = (ranker, "feedback", impression, json.dumps(payload), time.time())
+
+        def write(db: sqlite3.Connection) -> int:
+            db.execute(_MARK_DONE, (ranker, impression))
+            seq = int(db.execute(_INSERT_EVENT, event).lastrowid or 0)
+            if snapshot is not None:
+                db.execute(_SAVE_SNAPSHOT, (ranker, seq, *snapshot))
+            return seq
+
+        return self._writer.submit(write, guard)
 
     def log_feedback(self, ranker: str, impression: str, payload: dict[str, Any]) -> int:
         """Mark an impression done and log its ``feedback`` event; return the event seq."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE impressions SET status = 'done' WHERE ranker = ? AND id = ?",
-                (ranker, impression),
-            )
-            return self._event(db, ranker, "feedback", impression, payload)
-
-    @staticmethod
-    def _event(
-        db: sqlite3.Connection, ranker: str, kind: str, impression: str, payload: dict[str, Any]
-    ) -> int:
-        cur = db.execute(
-            "INSERT INTO events (ranker, kind, impression, payload, created) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (ranker, kind, impression, json.dumps(payload), time.time()),
-        )
-        return int(cur.lastrowid or 0)
+        return self.submit_feedback(ranker, impression, payload).result()
 
     def impression(self, ranker: str, impression: str) -> Impression | None:
         """One impression, or None."""
-        rows = self._query(
-            "SELECT * FROM impressions WHERE ranker = ? AND id = ?", (ranker, impression)
-        )
+        rows = self._query(f"{_SELECT_IMPRESSION} AND i.id = ?", (ranker, impression))
         return _impression(rows[0]) if rows else None
 
     def impressions(self, ranker: str) -> Iterator[Impression]:
         """Every impression of ``ranker`` in round order."""
-        for row in self._query("SELECT * FROM impressions WHERE ranker = ? ORDER BY t", (ranker,)):
+        for row in self._query(f"{_SELECT_IMPRESSION} ORDER BY i.t", (ranker,)):
             yield _impression(row)
 
     def events(self, ranker: str, after: int = 0) -> list[StoredEvent]:
@@ -273,15 +358,15 @@ class Store:
         rows = self._query("SELECT MAX(t) AS t FROM impressions WHERE ranker = ?", (ranker,))
         return int(rows[0]["t"] or 0)
 
+    def submit_expire(self, ranker: str, older_than: float) -> Future[int]:
+        """Queue: mark pending impressions created before ``older_than`` expired (how many)."""
+        return self._writer.submit(
+            lambda db: int(db.execute(_EXPIRE, (ranker, older_than)).rowcount)
+        )
+
     def expire(self, ranker: str, older_than: float) -> int:
         """Mark pending impressions created before ``older_than`` expired; return how many."""
-        with self._tx() as db:
-            cur = db.execute(
-                "UPDATE impressions SET status = 'expired' "
-                "WHERE ranker = ? AND status = 'pending' AND created < ?",
-                (ranker, older_than),
-            )
-            return int(cur.rowcount)
+        return self.submit_expire(ranker, older_than).result()
 
     def counts(self, ranker: str) -> dict[str, int]:
         """Impressions of ``ranker`` by status."""
@@ -295,14 +380,15 @@ class Store:
 
     # -- snapshots --------------------------------------------------------------------
 
-    def save_snapshot(self, ranker: str, seq: int, rounds: int, version: str, state: str) -> None:
-        """Replace ``ranker``'s snapshot by one that includes the events up to ``seq``."""
-        with self._tx() as db:
-            db.execute(
+    def save_snapshot(self, ranker: str, rounds: int, version: str, state: str) -> None:
+        """Replace ``ranker``'s snapshot by one that includes every event logged before it."""
+        self._writer.submit(
+            lambda db: db.execute(
                 "INSERT OR REPLACE INTO snapshots (ranker, seq, rounds, version, state) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (ranker, seq, rounds, version, state),
+                "VALUES (?, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE ranker = ?), ?, ?, ?)",
+                (ranker, ranker, rounds, version, state),
             )
+        ).result()
 
     def snapshot(self, ranker: str) -> tuple[int, int, str] | None:
         """``(seq, rounds, state)`` of ``ranker``'s latest snapshot, or None."""
