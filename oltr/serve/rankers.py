@@ -212,7 +212,8 @@ class Ranker:
         if imp is None:
             raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
         if imp.status == "pending" and imp.created < now - ttl:
-            self.store.submit_expire(self.name, now - ttl)  # too old, not swept yet
+            # too old, not swept yet: committed before the 410, so counts read after it agree
+            self.store.submit_expire(self.name, now - ttl).result()
             raise RequestError(f"impression {impression!r} expired before its feedback", 410)
         if imp.status == "done":
             raise RequestError(f"impression {impression!r} already has its feedback", 409)
