@@ -106,12 +106,34 @@ def test_learns_on_p1(method: str) -> None:
         ({"variant": "bgd3"}, "variant must be one of"),
         ({"dim": 0}, "dim must be >= 1"),
         ({"delta": -1.0, "gamma": 0.1}, "delta must be > 0"),
-        ({}, "needs horizon"),
     ],
 )
 def test_invalid_parameters(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         BanditGradientDescent(**kwargs)
+
+
+def test_without_horizon_the_schedule_is_theorem2_with_t_for_t() -> None:
+    # Anytime: the pair on offer at round t was drawn with (δ, γ) = the schedule for T = t,
+    # and the step after round t uses that round's γ.
+    bgd = BanditGradientDescent(dim=4, radius=2.0, n_runs=2, rng=0)
+    for t in range(1, 50):
+        assert (bgd._delta, bgd._gamma) == theorem2_schedule(t, 4, 2.0, 1.0)
+        w, w_prime = bgd.propose()[0]
+        assert np.linalg.norm(w_prime - w) <= bgd._delta * (1 + 1e-12)
+        bgd.learn(np.array([0.5, 0.5]))
+
+
+def test_without_horizon_bgd_learns_on_p1() -> None:
+    # The anytime schedule must still learn: after 20,000 rounds on P1 the average regret of
+    # both runs is below 0.6 of never leaving w_1 (as the horizon schedule in the test above).
+    stay = 2 * (1 / (1 + np.exp(-5.0)) - 0.5)
+    env = ValueFunctionDuel("P1", dim=10)
+    bgd = BanditGradientDescent(variant="bgd2", dim=10, n_runs=2, rng=0)
+    reg = run_parameter_duels(
+        env, bgd, horizon=20_000, checkpoints=[20_000], rngs=RunGenerators.from_rng(1, 2)
+    )
+    assert (reg[:, -1] < 0.6 * stay).all(), reg
 
 
 def test_learn_rejects_non_probabilities() -> None:

@@ -64,7 +64,9 @@ class BanditGradientDescent(Configurable):
         Dimension d of W, >= 1.
     delta, gamma
         Exploration and step sizes > 0; None: §5.1's δ = T^{−1/4} δ_L √(0.4 R d)
-        and Theorem 2's γ = R/√T (need ``horizon``).
+        and Theorem 2's γ = R/√T, or without a horizon the same with the round t
+        for T (non-increasing δ_t, γ_t: the anytime form of Flaxman et al.'s
+        schedule; Theorem 2 is proved for the fixed one).
     delta_l
         δ_L > 0 of the §5.1 schedule.
     space, radius
@@ -72,7 +74,7 @@ class BanditGradientDescent(Configurable):
     init
         w_1 (``"ones"``: §5.1's 1·√(5/d); ``"zeros"``; ``"random"``; or d numbers).
     horizon
-        Rounds T (for the schedules).
+        Rounds T (for the schedules); None: anytime.
     n_runs, rng
         Runs B and per-run randomness (as for :class:`~oltr.learners.base.Learner`).
 
@@ -119,10 +121,6 @@ class BanditGradientDescent(Configurable):
         check_scalar(radius, "radius", low=0, include_low=False)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
-        if (delta is None or gamma is None) and horizon is None:
-            raise ValueError(
-                "delta=None or gamma=None takes the §5.1 / Theorem 2 schedule, which needs horizon"
-            )
         self.variant = variant
         self.dim = dim
         self.delta = delta
@@ -134,17 +132,19 @@ class BanditGradientDescent(Configurable):
         self.horizon = horizon
         self.n_runs = n_runs
         self.rngs = RunGenerators.from_rng(rng, n_runs)
-        sched = (
-            (None, None)
-            if horizon is None
-            else theorem2_schedule(horizon, dim, float(radius), float(delta_l))
-        )
-        self._delta = float(delta) if delta is not None else float(sched[0])  # type: ignore[arg-type]
-        self._gamma = float(gamma) if gamma is not None else float(sched[1])  # type: ignore[arg-type]
+        self._t = 1  # the round of the pair on offer (the anytime schedule's T)
+        self._schedule()
         self._w = initial_weights(init, dim, space, float(radius), self.rngs)
         self._dirs = DirectionStream(self.rngs, dim)
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, space, float(radius))
+
+    def _schedule(self) -> None:
+        """(δ, γ): as given; else §5.1 / Theorem 2 for the horizon, or anytime with t for T."""
+        horizon = self.horizon if self.horizon is not None else self._t
+        delta, gamma = theorem2_schedule(horizon, self.dim, float(self.radius), float(self.delta_l))
+        self._delta = float(self.delta) if self.delta is not None else delta
+        self._gamma = float(self.gamma) if self.gamma is not None else gamma
 
     @property
     def weights_(self) -> FloatArray:
@@ -162,5 +162,7 @@ class BanditGradientDescent(Configurable):
             raise ValueError(f"p_first must be {self.n_runs} probabilities, got {p!r}")
         coef = -p if self.variant == "bgd1" else 0.5 - p
         self._w = gradient_step(self._w, self._u, coef, self._gamma, self.space, float(self.radius))
+        self._t += 1
+        self._schedule()
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))
