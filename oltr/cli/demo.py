@@ -25,6 +25,8 @@ def demo(
     from oltr.experiments.storage import prepare_dir
     from oltr.metrics import get_measure
 
+    if online:
+        prepare_dir(out, what="demo folder")  # before any work: a bad folder fails at once
     data = synthetic_letor(rng=seed)
     s = summarize(data)
     typer.echo("== 1. Built-in synthetic LETOR-like data (oltr.data.synthetic)")
@@ -48,7 +50,6 @@ def demo(
         "every contextual learner learns online on 400 training queries (top-1/top-2 labels, "
         "full labels, or interleaved clicks) and is scored on 200 test queries"
     )
-    prepare_dir(out, what="demo folder")
     folder = run_function_reproduction(DEMO_REPRODUCTION, size="small", out=out)
     typer.echo((folder / "table.md").read_text(encoding="utf-8"))
     typer.echo(
