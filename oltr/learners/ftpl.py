@@ -42,6 +42,7 @@ Kalai & Vempala 2005, "Efficient algorithms for online decision problems".
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -143,8 +144,10 @@ def ftpl_epsilon(measure: str, n_items: int, n_rounds: int, max_grade: int = 1) 
     return math.sqrt(d / (r * a * t))
 
 
-# ---------------------------------------------------------------------------
-# exploration (Algorithm 1 lines 8-12, Lemma 8)
+@functools.lru_cache(maxsize=256)
+def _fixed_epsilon(measure: str, n_items: int, horizon: int, max_grade: int) -> float:
+    """:func:`ftpl_epsilon` for a known horizon, remembered (it is read every round)."""
+    return ftpl_epsilon(measure, n_items, horizon, max_grade)
 
 
 # ---------------------------------------------------------------------------
@@ -281,6 +284,22 @@ def _perturbed_orders(
             out[b, count[b]] = i
 
 
+@numba.njit(cache=True)
+def _add_gains(
+    scores: FloatArray, relevance: NDArray[np.integer[Any]], dcg: bool
+) -> None:  # pragma: no cover
+    """``scores += g(relevance)`` in place for whole grades: ``2^r − 1`` (``dcg``) or ``r``.
+
+    Both are exact in float64 for whole grades, so this adds the same values as
+    the array form ``scores += g(relevance)``, in the same order per entry.
+    """
+    n_runs, m = scores.shape
+    for b in range(n_runs):
+        for i in range(m):
+            r = float(relevance[b, i])
+            scores[b, i] += 2.0**r - 1.0 if dcg else r
+
+
 _NO_ROWS: NDArray[np.intp] = np.empty(0, dtype=np.intp)
 
 
@@ -414,7 +433,9 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
         if self.epsilon is not None:
             return float(self.epsilon)
         assert self._m is not None
-        return ftpl_epsilon(self.measure, self._m, self.horizon or t, self.max_grade)
+        if self.horizon is not None:  # fixed for the run: computed once per setting
+            return _fixed_epsilon(self.measure, self._m, int(self.horizon), self.max_grade)
+        return ftpl_epsilon(self.measure, self._m, t, self.max_grade)
 
     def rank(self, context: Context) -> Orders:
         """Sort ``S + p`` decreasingly, a fresh ``p ~ U[0, 1/ε]^m`` per run."""
@@ -433,7 +454,11 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
         """``S += g(r_t)`` with the full relevance vector."""
         assert self._scores is not None
-        self._scores += self._g(feedback.relevance)  # type: ignore[attr-defined]
+        relevance = feedback.relevance  # type: ignore[attr-defined]
+        if relevance.dtype.kind in "iu" and relevance.shape == self._scores.shape:
+            _add_gains(self._scores, relevance, self.measure == "dcg")
+        else:
+            self._scores += self._g(relevance)
 
 
 FTPL = FollowThePerturbedLeader
