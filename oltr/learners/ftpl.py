@@ -155,7 +155,7 @@ def _fixed_epsilon(measure: str, n_items: int, horizon: int, max_grade: int) -> 
 
 
 class _Perturbations:
-    """Per-run uniform draws on [0, 1)^m, fetched a chunk of rounds at a time.
+    """Per-run draws (uniform on [0, 1)^m by default), fetched a chunk of rounds at a time.
 
     Chunks hold 1, 2, 4, … rounds, up to ``max(1, _CHUNK_CELLS // m)``: one
     generator call per run per chunk, and the sizes depend on the round and
@@ -165,8 +165,14 @@ class _Perturbations:
     cost a cache miss per run and round.
     """
 
-    def __init__(self, rngs: RunGenerators, n_items: int) -> None:
+    #: The Generator method drawing each chunk: ``"random"`` (uniform) or
+    #: ``"standard_exponential"``; both give in one call of shape (c, m) the numbers
+    #: that c calls of shape (m,) would.
+    draw = "random"
+
+    def __init__(self, rngs: RunGenerators, n_items: int, draw: str = "random") -> None:
         self.rngs, self.m = rngs, n_items
+        self.draw = draw
         self.cap = max(1, _CHUNK_CELLS // n_items)
         self.size = 1
         self.rounds: FloatArray = np.empty((0, len(rngs), n_items))
@@ -184,7 +190,7 @@ class _Perturbations:
             c, m = self.size, self.m
             self.rounds = np.empty((c, len(self.rngs), m))
             for b, g in enumerate(self.rngs):
-                self.rounds[:, b] = g.random((c, m))
+                self.rounds[:, b] = getattr(g, self.draw)((c, m))
             self.size = min(2 * self.size, self.cap)
             self.pos = 0
         out: FloatArray = self.rounds[self.pos]
