@@ -47,7 +47,7 @@ from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFee
 from oltr.learners.base import Learner
 from oltr.learners.ftpl import _Perturbations
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
-from oltr.permutations import noisy_quicksort
+from oltr.permutations import noisy_quicksort_runs
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
@@ -352,7 +352,8 @@ class OnlineRank(_Histogram):
         self._anytime_rate(context.t)
         w = self._eta * hist
         if self.sort == "quicksort":
-            return np.stack([noisy_quicksort(w[b], g) for b, g in enumerate(self.rngs)])
+            # each run sorts with its own generator: the same draws as one call per run
+            return noisy_quicksort_runs(w, self.rngs)
         # Plackett–Luce by an exponential race, as oltr.permutations.plackett_luce draws it:
         # item u arrives at E(u) e^{−w(u)}; the arrival order is Algorithm 3's output. The
         # shift by the row maximum keeps the noise when weights are huge.
