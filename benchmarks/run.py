@@ -1,7 +1,9 @@
 """Run every benchmark in this folder (or those named) and print their reports.
 
 Usage: ``python benchmarks/run.py [NAME ...]`` where NAME is e.g. ``letor`` for
-``bench_letor.py``. Benchmarks print tables; they assert nothing.
+``bench_letor.py``; each runs with its default options (run a script directly to
+pass its own, e.g. ``python benchmarks/bench_stream.py --gb 2``). Benchmarks
+print tables; they assert nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ def main(names: list[str]) -> None:
     for script in scripts:
         print(f"\n=== {script.name}", flush=True)
         start = time.perf_counter()
-        runpy.run_path(str(script), run_name="__main__")
+        argv, sys.argv = sys.argv, [str(script)]  # each benchmark runs with its defaults
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        finally:
+            sys.argv = argv
         print(f"--- {script.name} took {time.perf_counter() - start:.1f} s", flush=True)
 
 

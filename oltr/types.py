@@ -48,7 +48,7 @@ def read_only(array: NDArray[Any]) -> NDArray[Any]:
     return view
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Context:
     """What a learner may see before it ranks: the round, the list size, features.
 
@@ -79,6 +79,17 @@ class Context:
     n_items: int
     features: FloatArray | None = None
     qid: int | None = None
+
+    def __init__(
+        self, t: int, n_items: int, features: FloatArray | None = None, qid: int | None = None
+    ) -> None:
+        # Built every round: filling the instance dict directly skips the frozen
+        # dataclass's per-field object.__setattr__ (the fields stay frozen afterwards).
+        fields = self.__dict__
+        fields["t"] = t
+        fields["n_items"] = n_items
+        fields["features"] = features
+        fields["qid"] = qid
 
     @property
     def n_features(self) -> int:

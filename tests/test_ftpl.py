@@ -431,3 +431,48 @@ def test_rtop1f_without_horizon_learns() -> None:
     hits = relevance[shown[-2000:, :, 0]].sum()
     assert stats.binomtest(int(hits), 16_000, 1 / 3, alternative="greater").pvalue < 1e-6
     assert hits / 16_000 > 0.8
+
+
+@pytest.mark.parametrize("m", [1, 2, 10, 16, 17, 40, 256])
+@pytest.mark.parametrize("divide", [False, True])
+def test_fused_orders_are_the_stable_sort_of_the_array_keys(m: int, divide: bool) -> None:
+    """The compiled round (keys, explored item on top, sort) equals the array form bit for bit.
+
+    Keys are drawn from a coarse grid so that ties occur: a stable sort has one
+    result, which the fused kernel must give too, whichever sort it uses.
+    """
+    from oltr.learners.ftpl import _ascending, _perturbed_orders
+
+    gen = np.random.default_rng(m)
+    n_runs = 7
+    u = gen.integers(0, 4, (n_runs, m)) / 4.0
+    scores = gen.integers(0, 3, (n_runs, m)).astype(float)
+    rows = np.array([1, 4, 5], dtype=np.intp)
+    items = gen.integers(0, m, rows.size).astype(np.intp)
+    for random_rest in (False, True):
+        scale = 0.3 if divide else -1 / 0.3
+        keys = -(scores + u / scale) if divide else u * scale - scores
+        if random_rest:
+            keys[rows] = -u[rows]
+        keys[rows, items] = -np.inf
+        out = np.empty((n_runs, m), dtype=np.intp)
+        _perturbed_orders(u, scale, scores, divide, rows, items, random_rest, out)
+        np.testing.assert_array_equal(out, _ascending(keys))
+
+
+def test_perturbations_restore_a_run_major_snapshot() -> None:
+    """A snapshot of the earlier (B, c, m) chunk layout continues with the same draws."""
+    from oltr.learners.ftpl import _Perturbations
+    from oltr.types import RunGenerators
+
+    fresh = _Perturbations(RunGenerators.from_rng(3, 4), 5)
+    expected = [fresh.next() for _ in range(6)]
+    old = _Perturbations(RunGenerators.from_rng(3, 4), 5)
+    for _ in range(4):  # rounds 1-3 fill chunks of 1 and 2; round 4 starts a chunk of 4
+        old.next()
+    state = dict(vars(old))
+    state["buf"] = np.ascontiguousarray(state.pop("rounds").transpose(1, 0, 2))
+    restored = object.__new__(_Perturbations)
+    vars(restored).update(state)
+    for want in expected[4:]:
+        np.testing.assert_array_equal(restored.next(), want)

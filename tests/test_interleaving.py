@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from oltr.clicks.interleaving import (
+    TEAM_A,
     BalancedInterleaving,
     TeamDraftInterleaving,
     balanced_interleave,
@@ -434,3 +435,19 @@ def test_bad_input_raises_a_clear_error(call, error, match) -> None:
 
 def test_result_types() -> None:
     assert isinstance(interleave("balanced", [0, 1], [1, 0], rng=0), BalancedInterleaving)
+
+
+def test_team_draft_picks_follow_the_captains_rule() -> None:
+    """Each position gets its team's best item not shown yet (a plain loop as reference)."""
+    gen = np.random.default_rng(11)
+    for _ in range(200):
+        m, k = int(gen.integers(1, 25)), int(gen.integers(1, 14))
+        a = np.stack([gen.permutation(m) for _ in range(4)])
+        b = np.stack([gen.permutation(m) for _ in range(4)])
+        il = team_draft_interleave(a, b, k=k, rng=int(gen.integers(1 << 30)))
+        for r in range(4):
+            shown: list[int] = []
+            for team in il.team[r].tolist():
+                src = a[r] if team == TEAM_A else b[r]
+                shown.append(next(int(i) for i in src if int(i) not in shown))
+            assert il.shown[r].tolist() == shown

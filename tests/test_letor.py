@@ -631,7 +631,40 @@ def test_options_are_applied_after_the_cache(cache_dir: Path) -> None:
         load_letor(FIXTURES / "dense.txt", cache_dir=cache_dir).features.tolist()
         == raw.features.tolist()
     )
-    assert len(_entries(cache_dir)) == 1
+    assert len(_entries(cache_dir)) == 2  # the parsed file, and its normalised form
+
+
+@pytest.mark.parametrize("drop", [False, True])
+@pytest.mark.parametrize("n_features", [None, 5])
+def test_normalised_data_are_cached_and_memory_mapped(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch, drop: bool, n_features: int | None
+) -> None:
+    """A normalised load maps a cached normalised matrix: no private dense copy per load."""
+    path = FIXTURES / "sparse.txt"
+    options = {"normalize": True, "drop_no_relevant": drop, "n_features": n_features}
+    expected = load_letor(path, cache=False, **options)  # type: ignore[arg-type]
+    first = load_letor(path, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+    calls = _count_parses(monkeypatch)
+    normalize_calls: list[int] = []
+    real = letor.normalize_per_query
+    monkeypatch.setattr(
+        letor, "normalize_per_query", lambda ds: normalize_calls.append(1) or real(ds)
+    )
+    second = load_letor(path, cache_dir=cache_dir, **options)  # type: ignore[arg-type]
+    assert not calls and not normalize_calls
+    for ds in (first, second):
+        for name in ("features", "relevance", "qids", "offsets"):
+            a, b = getattr(ds, name), getattr(expected, name)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert second.source == str(path)
+    base = second.features
+    while not isinstance(base, np.memmap) and base.base is not None:
+        base = base.base
+    assert isinstance(base, np.memmap)
+    # other options make other entries; the plain load still reads the parsed file
+    assert load_letor(path, cache_dir=cache_dir).features.tolist() == (
+        load_letor(path, cache=False).features.tolist()
+    )
 
 
 def test_cache_false_writes_nothing(cache_dir: Path) -> None:

@@ -498,3 +498,18 @@ def test_spearman_reproduction_small() -> None:
     assert regret["OnlineRank (Plackett-Luce)"] <= n * math.sqrt(horizon * m_bound * math.log(2))
     assert regret["FPL (uniform noise)"] <= fpl_rate(n, horizon, signal="full")[1]
     assert regret["random ranker"] > max(v for k, v in regret.items() if k != "random ranker")
+
+
+def test_short_list_race_is_the_array_form() -> None:
+    """The compiled race of short lists orders items as the array form's sort does."""
+    from oltr.learners.onlinerank import _race_orders
+
+    gen = np.random.default_rng(4)
+    for m in (1, 2, 5, 16):
+        hist = gen.integers(0, 6, (9, m)).astype(float)
+        log_race = np.log(gen.standard_exponential((9, m)))
+        w = 0.3 * hist
+        expected = np.argsort(log_race - (w - w.max(axis=1, keepdims=True)), axis=1)
+        out = np.empty((9, m), dtype=np.intp)
+        _race_orders(log_race, hist, 0.3, out)
+        np.testing.assert_array_equal(out, expected)

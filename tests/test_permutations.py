@@ -501,3 +501,35 @@ def test_integer_weights_are_accepted():
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    "bit_generator", [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox]
+)
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 70])
+def test_noisy_quicksort_runs_is_noisy_quicksort_per_run(bit_generator: type, n: int) -> None:
+    """One compiled call for all runs: the same orders and generator states as one call per run."""
+    from oltr.permutations import noisy_quicksort, noisy_quicksort_runs
+    from oltr.types import RunGenerators
+
+    def gens() -> RunGenerators:
+        seeds = np.random.SeedSequence(n).spawn(5)
+        return RunGenerators(np.random.Generator(bit_generator(s)) for s in seeds)
+
+    fast_rngs, slow_rngs = gens(), gens()
+    w = np.random.default_rng(n).normal(scale=2.0, size=(5, n))
+    w[0] = 0.0  # ties everywhere: every comparison is a fair coin
+    for _ in range(4):
+        fast = noisy_quicksort_runs(w, fast_rngs)
+        slow = np.stack([noisy_quicksort(w[b], g) for b, g in enumerate(slow_rngs)])
+        np.testing.assert_array_equal(fast, slow)
+    for a, b in zip(fast_rngs, slow_rngs, strict=True):
+        np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)
+
+
+def test_noisy_quicksort_runs_needs_one_row_per_generator() -> None:
+    from oltr.permutations import noisy_quicksort_runs
+    from oltr.types import RunGenerators
+
+    with pytest.raises(ValueError, match="shape"):
+        noisy_quicksort_runs(np.zeros((3, 4)), RunGenerators.from_rng(0, 2))

@@ -51,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -242,16 +243,39 @@ def team_draft_interleave(
     first = np.where(a_first, TEAM_A, TEAM_B).astype(np.int8)
     team = np.stack([first, -first], axis=-1).reshape(n_rows, 2 * n_pairs)[:, :n]
     # Fewer than n items are shown before any pick, so each pick lies in the top n.
-    top_a, top_b = p.a[:, :n], p.b[:, :n]
-    rows = np.arange(n_rows)
-    used = np.zeros(p.a.shape, dtype=bool)
+    top_a = np.ascontiguousarray(p.a[:, :n], dtype=np.intp)
+    top_b = np.ascontiguousarray(p.b[:, :n], dtype=np.intp)
     shown = np.empty((n_rows, n), dtype=np.intp)
-    for t in range(n):
-        src = np.where((team[:, t] == TEAM_A)[:, None], top_a, top_b)
-        pick = src[rows, np.argmax(~used[rows[:, None], src], axis=1)]
-        shown[:, t] = pick
-        used[rows, pick] = True
+    _team_draft_picks(top_a, top_b, np.ascontiguousarray(team), p.a.shape[1], shown)
     return TeamDraftInterleaving(_unflat(shown, p.batch), _unflat(team, p.batch))
+
+
+@numba.njit(cache=True)
+def _team_draft_picks(
+    top_a: NDArray[np.intp],
+    top_b: NDArray[np.intp],
+    team: NDArray[np.int8],
+    n_items: int,
+    shown: NDArray[np.intp],
+) -> None:  # pragma: no cover
+    """Fill ``shown``: position ``t`` gets the best item not yet shown of ``team[:, t]``'s order.
+
+    A loop over rows and positions (the picks depend on each other within a row);
+    each pick lies in its ranker's top n, since fewer than n items precede it.
+    """
+    n_rows, n = shown.shape
+    used = np.zeros(n_items, dtype=np.bool_)
+    for r in range(n_rows):
+        for t in range(n):
+            src = top_a[r] if team[r, t] == TEAM_A else top_b[r]
+            for j in range(n):
+                item = src[j]
+                if not used[item]:
+                    shown[r, t] = item
+                    used[item] = True
+                    break
+        for t in range(n):
+            used[shown[r, t]] = False
 
 
 # ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import os
 import secrets
 import warnings
@@ -205,7 +206,10 @@ def load_letor(
     The cache holds the *parsed* file (before ``n_features``, ``normalize`` and
     ``drop_no_relevant``, which are cheap array operations applied on every
     load) as ``.npy`` files in ``<cache>/letor-v<PARSER_VERSION>/<key>/``, loaded
-    as read-only memory maps. The key is a BLAKE2b digest of the file's raw
+    as read-only memory maps. A normalised data set is a new dense matrix as
+    large as the data, so it is cached as well, in an entry of its own keyed by
+    the parsed file's key and the options: a later ``normalize=True`` load maps
+    it rather than holding a private copy in memory. The key is a BLAKE2b digest of the file's raw
     bytes, the group file's bytes and :data:`PARSER_VERSION`, so renaming or
     touching a file keeps its entry and any change of content makes a new one.
     Entries are written to a temporary folder and renamed into place; one that
@@ -245,16 +249,48 @@ def load_letor(
     if cache:
         root = cache_root(cache_dir)
         key = _cache_key(path, group_path, explicit, root)
+        if normalize:
+            # Normalising writes a new dense matrix as large as the data: cache it too, so a
+            # later load maps it instead of holding a private copy in memory.
+            derived = _derived_key(key, n_features, drop_no_relevant)
+            normalized = _cache_load(root / derived, derived, LetorDataset)
+            if normalized is not None:
+                return _with_source(normalized, path)
         dataset = _cache_load(root / key, key, LetorDataset)
     if dataset is None:
         dataset = _parse(path, group_path, explicit)
         if cache:
-            try:
-                _cache_store(root / key, key, dataset)
-            except OSError as exc:
-                warnings.warn(f"could not write the LETOR cache in {root}: {exc}", stacklevel=2)
-    return _apply_options(
+            _store(root, key, dataset)
+    dataset = _apply_options(
         dataset, path, n_features=n_features, normalize=normalize, drop_no_relevant=drop_no_relevant
+    )
+    if cache and normalize:
+        _store(root, derived, dataset)
+    return dataset
+
+
+def _store(root: Path, key: str, dataset: LetorDataset) -> None:
+    try:
+        _cache_store(root / key, key, dataset)
+    except OSError as exc:
+        warnings.warn(f"could not write the LETOR cache in {root}: {exc}", stacklevel=3)
+
+
+def _derived_key(key: str, n_features: int | None, drop_no_relevant: bool) -> str:
+    """Cache key of the normalised data set made from entry ``key`` with these options."""
+    options = f"{key}\nnormalize-v1\nn_features={n_features}\ndrop={bool(drop_no_relevant)}"
+    return hashlib.blake2b(options.encode(), digest_size=20).hexdigest()
+
+
+def _with_source(dataset: LetorDataset, path: Path) -> LetorDataset:
+    """``dataset`` (its arrays shared, not copied) with ``source`` set to ``path``."""
+    return LetorDataset(
+        features=dataset.features,
+        relevance=dataset.relevance,
+        qids=dataset.qids,
+        offsets=dataset.offsets,
+        source=str(path),
+        check_values=False,
     )
 
 

@@ -109,10 +109,16 @@ class FeedbackRequirement:
         return provided.kind == "full" and self.kind in ("topk", "choice")
 
 
+_INTP = np.dtype(np.intp)
+
+
 def _frozen(array: ArrayLike, dtype: Any = None) -> NDArray[Any]:
     """A fresh read-only copy (never a view of the caller's array)."""
-    out = np.array(array, dtype=dtype, copy=True)
-    out.flags.writeable = False
+    if type(array) is np.ndarray and (dtype is None or array.dtype == dtype):
+        out = array.copy(order="K")  # the common case, without np.array's conversions
+    else:
+        out = np.array(array, dtype=dtype, copy=True)
+    out.setflags(write=False)
     return out
 
 
@@ -128,14 +134,15 @@ class Feedback:
     orders: Orders
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "orders", _frozen(self.orders, np.intp))
+        # Built every round: one pass, each copy made as cheaply as numpy allows, and
+        # written to the instance dict directly (a frozen dataclass's setattr is slower).
+        fields = self.__dict__
+        orders = fields["orders"] = _frozen(self.orders, _INTP)
         for name in self._arrays():
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
-        for name in self._arrays():
-            if getattr(self, name).shape[:1] != self.orders.shape[:1]:
+            value = fields[name] = _frozen(fields[name])
+            if value.shape[:1] != orders.shape[:1]:
                 raise ValueError(
-                    f"{name} must have {self.n_runs} rows (one per run), "
-                    f"got shape {getattr(self, name).shape}"
+                    f"{name} must have {self.n_runs} rows (one per run), got shape {value.shape}"
                 )
 
     @classmethod

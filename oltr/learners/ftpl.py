@@ -42,10 +42,12 @@ Kalai & Vempala 2005, "Efficient algorithms for online decision problems".
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -142,8 +144,10 @@ def ftpl_epsilon(measure: str, n_items: int, n_rounds: int, max_grade: int = 1) 
     return math.sqrt(d / (r * a * t))
 
 
-# ---------------------------------------------------------------------------
-# exploration (Algorithm 1 lines 8-12, Lemma 8)
+@functools.lru_cache(maxsize=256)
+def _fixed_epsilon(measure: str, n_items: int, horizon: int, max_grade: int) -> float:
+    """:func:`ftpl_epsilon` for a known horizon, remembered (it is read every round)."""
+    return ftpl_epsilon(measure, n_items, horizon, max_grade)
 
 
 # ---------------------------------------------------------------------------
@@ -151,27 +155,45 @@ def ftpl_epsilon(measure: str, n_items: int, n_rounds: int, max_grade: int = 1) 
 
 
 class _Perturbations:
-    """Per-run uniform draws on [0, 1)^m, fetched a chunk of rounds at a time.
+    """Per-run draws (uniform on [0, 1)^m by default), fetched a chunk of rounds at a time.
 
     Chunks hold 1, 2, 4, … rounds, up to ``max(1, _CHUNK_CELLS // m)``: one
     generator call per run per chunk, and the sizes depend on the round and
     ``m`` only, never on ``B``, so run ``b`` draws the same numbers in any batch.
+    A chunk is stored round-major, shape (c, B, m), so each round's (B, m)
+    draws are one contiguous block: read in place, a run-major chunk would
+    cost a cache miss per run and round.
     """
 
-    def __init__(self, rngs: RunGenerators, n_items: int) -> None:
+    #: The Generator method drawing each chunk: ``"random"`` (uniform) or
+    #: ``"standard_exponential"``; both give in one call of shape (c, m) the numbers
+    #: that c calls of shape (m,) would.
+    draw = "random"
+
+    def __init__(self, rngs: RunGenerators, n_items: int, draw: str = "random") -> None:
         self.rngs, self.m = rngs, n_items
+        self.draw = draw
         self.cap = max(1, _CHUNK_CELLS // n_items)
         self.size = 1
-        self.buf: FloatArray = np.empty((len(rngs), 0, n_items))
+        self.rounds: FloatArray = np.empty((0, len(rngs), n_items))
         self.pos = 0
 
+    def __getattr__(self, name: str) -> Any:
+        # A snapshot taken before chunks were stored round-major holds ``buf`` (B, c, m).
+        if name == "rounds" and "buf" in self.__dict__:
+            self.rounds = np.ascontiguousarray(self.__dict__.pop("buf").transpose(1, 0, 2))
+            return self.rounds
+        raise AttributeError(name)
+
     def next(self) -> FloatArray:
-        if self.pos == self.buf.shape[1]:
+        if self.pos == self.rounds.shape[0]:
             c, m = self.size, self.m
-            self.buf = self.rngs.map(lambda g: g.random((c, m)))
+            self.rounds = np.empty((c, len(self.rngs), m))
+            for b, g in enumerate(self.rngs):
+                self.rounds[:, b] = getattr(g, self.draw)((c, m))
             self.size = min(2 * self.size, self.cap)
             self.pos = 0
-        out = self.buf[:, self.pos]
+        out: FloatArray = self.rounds[self.pos]
         self.pos += 1
         return out
 
@@ -191,6 +213,100 @@ def _ascending(keys: FloatArray) -> Orders:
 def _descending(keys: FloatArray) -> Orders:
     """Orders sorting ``keys`` (B, m) decreasingly."""
     return _ascending(-keys)
+
+
+#: Longest list ranked by the fused kernel: beyond it ``_ascending`` switches to
+#: numpy's introsort, whose order the kernel's stable sort need not reproduce on ties.
+_FUSED_MAX_ITEMS = 256
+#: Lists up to this length are sorted by counting ranks across all runs at once.
+_COUNT_MAX = 16
+
+
+@numba.njit(cache=True)
+def _perturbed_orders(
+    u: FloatArray,
+    scale: float,
+    scores: FloatArray,
+    divide: bool,
+    rows: NDArray[np.intp],
+    items: NDArray[np.intp],
+    random_rest: bool,
+    out: Orders,
+) -> None:  # pragma: no cover
+    """One fused pass over the runs into ``out``: keys, explored items on top, stable sort.
+
+    Row ``b`` sorts the keys ``-(S_b + u_b / scale)`` (``divide``, FTPL) or
+    ``u_b · scale − S_b`` (RTop-1F, ``scale = −1/ε``) increasingly, with the
+    same floating-point operations as the array form and a stable sort (whose
+    result is unique), so the orders are bit for bit those of ``_ascending``.
+    Runs ``rows[i]`` put ``items[i]`` on top (key −inf) and, with
+    ``random_rest``, order the rest by ``−u_b``.
+
+    Short lists are sorted without branches: item ``i`` goes to position
+    ``#{j < i: k_j <= k_i} + #{j > i: k_j < k_i}`` (the stable rank), counted
+    for all runs at once with the run axis innermost. A data-dependent sort of
+    fresh random keys mispredicts a branch per item; this does not. Longer
+    lists use a stable merge sort per run. ``out`` is allocated by the caller:
+    an array made here would cost more to hand back to Python than to fill.
+    """
+    n_runs, m = u.shape
+    explored = np.full(n_runs, -1, dtype=np.intp)
+    for i in range(rows.size):
+        explored[rows[i]] = items[i]
+    keys = np.empty((m, n_runs))  # item-major: the counting loops run along the runs
+    for b in range(n_runs):
+        j = explored[b]
+        if j >= 0 and random_rest:
+            for i in range(m):
+                keys[i, b] = -u[b, i]
+        elif divide:
+            for i in range(m):
+                keys[i, b] = -(scores[b, i] + u[b, i] / scale)
+        else:
+            for i in range(m):
+                keys[i, b] = u[b, i] * scale - scores[b, i]
+        if j >= 0:
+            keys[j, b] = -np.inf
+    if m > _COUNT_MAX:
+        row = np.empty(m)
+        for b in range(n_runs):
+            for i in range(m):
+                row[i] = keys[i, b]
+            out[b] = np.argsort(row, kind="mergesort")
+        return
+    count = np.empty(n_runs, dtype=np.intp)
+    for i in range(m):
+        count[:] = 0
+        ki = keys[i]
+        for j in range(i):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] <= ki[b]
+        for j in range(i + 1, m):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] < ki[b]
+        for b in range(n_runs):
+            out[b, count[b]] = i
+
+
+@numba.njit(cache=True)
+def _add_gains(
+    scores: FloatArray, relevance: NDArray[np.integer[Any]], dcg: bool
+) -> None:  # pragma: no cover
+    """``scores += g(relevance)`` in place for whole grades: ``2^r − 1`` (``dcg``) or ``r``.
+
+    Both are exact in float64 for whole grades, so this adds the same values as
+    the array form ``scores += g(relevance)``, in the same order per entry.
+    """
+    n_runs, m = scores.shape
+    for b in range(n_runs):
+        for i in range(m):
+            r = float(relevance[b, i])
+            scores[b, i] += 2.0**r - 1.0 if dcg else r
+
+
+_NO_ROWS: NDArray[np.intp] = np.empty(0, dtype=np.intp)
 
 
 class _FixedItemsFTPL(Learner[Feedback]):
@@ -323,19 +439,32 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
         if self.epsilon is not None:
             return float(self.epsilon)
         assert self._m is not None
-        return ftpl_epsilon(self.measure, self._m, self.horizon or t, self.max_grade)
+        if self.horizon is not None:  # fixed for the run: computed once per setting
+            return _fixed_epsilon(self.measure, self._m, int(self.horizon), self.max_grade)
+        return ftpl_epsilon(self.measure, self._m, t, self.max_grade)
 
     def rank(self, context: Context) -> Orders:
         """Sort ``S + p`` decreasingly, a fresh ``p ~ U[0, 1/ε]^m`` per run."""
-        self._start(context)
+        m = self._start(context)
         self._t += 1
         assert self._scores is not None
-        return _descending(self._scores + self._noise.next() / self._epsilon(self._t))
+        eps = self._epsilon(self._t)
+        if m <= _FUSED_MAX_ITEMS:
+            out = np.empty((self.n_runs, m), dtype=np.intp)
+            _perturbed_orders(
+                self._noise.next(), eps, self._scores, True, _NO_ROWS, _NO_ROWS, False, out
+            )
+            return out
+        return _descending(self._scores + self._noise.next() / eps)
 
     def update(self, context: Context, orders: Orders, feedback: Feedback) -> None:
         """``S += g(r_t)`` with the full relevance vector."""
         assert self._scores is not None
-        self._scores += self._g(feedback.relevance)  # type: ignore[attr-defined]
+        relevance = feedback.relevance  # type: ignore[attr-defined]
+        if relevance.dtype.kind in "iu" and relevance.shape == self._scores.shape:
+            _add_gains(self._scores, relevance, self.measure == "dcg")
+        else:
+            self._scores += self._g(relevance)
 
 
 FTPL = FollowThePerturbedLeader

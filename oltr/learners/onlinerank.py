@@ -39,13 +39,15 @@ import math
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFeedback
 from oltr.learners.base import Learner
+from oltr.learners.ftpl import _Perturbations
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
-from oltr.permutations import noisy_quicksort
+from oltr.permutations import noisy_quicksort_runs
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
@@ -128,6 +130,46 @@ def _signal(feedback: Feedback) -> NDArray[Any]:
     if isinstance(feedback, FullFeedback):
         return np.asarray(feedback.relevance, dtype=np.float64)
     raise TypeError(f"expected choice or full feedback, got {type(feedback).__name__}")
+
+
+#: Lists up to this length are ranked by :func:`_race_orders`.
+_SHORT_LIST = 16
+
+
+@numba.njit(cache=True)
+def _race_orders(
+    log_race: FloatArray, hist: FloatArray, eta: float, out: Orders
+) -> None:  # pragma: no cover
+    """Arrival order of the exponential race, all runs in one compiled pass, into ``out``.
+
+    Key ``log E(u) − (w(u) − max w)`` with ``w = η · hist``, the same operations
+    as the array form; items by increasing key, each placed at its rank
+    ``#{v < u: k_v <= k_u} + #{v > u: k_v < k_u}`` counted along the run axis
+    (no data-dependent branch). The keys are continuous, so ties have
+    probability 0 and this is the order any sort gives.
+    """
+    n_runs, m = log_race.shape
+    keys = np.empty((m, n_runs))
+    for b in range(n_runs):
+        w_max = -np.inf
+        for i in range(m):
+            w_max = max(w_max, eta * hist[b, i])
+        for i in range(m):
+            keys[i, b] = log_race[b, i] - (eta * hist[b, i] - w_max)
+    count = np.empty(n_runs, dtype=np.intp)
+    for i in range(m):
+        count[:] = 0
+        ki = keys[i]
+        for j in range(i):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] <= ki[b]
+        for j in range(i + 1, m):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] < ki[b]
+        for b in range(n_runs):
+            out[b, count[b]] = i
 
 
 class _Histogram(Learner[Feedback]):
@@ -310,17 +352,29 @@ class OnlineRank(_Histogram):
         self._anytime_rate(context.t)
         w = self._eta * hist
         if self.sort == "quicksort":
-            return np.stack([noisy_quicksort(w[b], g) for b, g in enumerate(self.rngs)])
+            # each run sorts with its own generator: the same draws as one call per run
+            return noisy_quicksort_runs(w, self.rngs)
         # Plackett–Luce by an exponential race, as oltr.permutations.plackett_luce draws it:
         # item u arrives at E(u) e^{−w(u)}; the arrival order is Algorithm 3's output. The
         # shift by the row maximum keeps the noise when weights are huge.
-        race = np.empty_like(w)
-        for b, g in enumerate(self.rngs):
-            g.standard_exponential(out=race[b])  # run b's own stream, no stacking copy
-        np.log(race, out=race)
+        # Each run's exponentials come from its own stream, a chunk of rounds per call: the
+        # same numbers as one call per round, without B generator calls every round.
+        race = np.log(self._exponentials(w.shape[1]).next())
+        if w.shape[1] <= _SHORT_LIST:
+            out = np.empty(w.shape, dtype=np.intp)
+            _race_orders(race, hist, self._eta, out)
+            return out
         w -= w.max(axis=1, keepdims=True)
         race -= w
-        return np.argsort(race, axis=1).astype(np.intp, copy=False)
+        return race.argsort(axis=1).astype(np.intp, copy=False)
+
+    def _exponentials(self, n_items: int) -> _Perturbations:
+        draws: _Perturbations | None = getattr(self, "_race_draws", None)
+        if draws is None:
+            draws = self._race_draws = _Perturbations(
+                self.rngs, n_items, draw="standard_exponential"
+            )
+        return draws
 
 
 @register_learner("ailon-fpl")

@@ -16,15 +16,24 @@ Algorithm 1, Lemma 8, Theorems 7, 9, 10, §13–14.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.feedback import Feedback, FeedbackRequirement
-from oltr.learners.ftpl import _ascending, _FixedItemsFTPL, kv_constants
+from oltr.learners.ftpl import (
+    _FUSED_MAX_ITEMS,
+    _NO_ROWS,
+    _ascending,
+    _FixedItemsFTPL,
+    _perturbed_orders,
+    kv_constants,
+)
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
@@ -143,6 +152,31 @@ def exploration_estimate(
     return est
 
 
+@numba.njit(cache=True)
+def _record_top(
+    estimate: FloatArray,
+    rows: NDArray[np.intp],
+    orders: Orders,
+    labels: NDArray[np.integer[Any]],
+    dcg: bool,
+) -> None:  # pragma: no cover
+    """``estimate[b, orders[b, 0]] = g(labels[b, 0])`` for the runs ``b`` in ``rows``.
+
+    ``g(r) = 2^r − 1`` (``dcg``) or ``r``, computed from whole grades, for which
+    both are exact in float64: the same values as the array form.
+    """
+    for i in range(rows.size):
+        b = rows[i]
+        r = float(labels[b, 0])
+        estimate[b, orders[b, 0]] = 2.0**r - 1.0 if dcg else r
+
+
+@functools.lru_cache(maxsize=64)
+def _topk_requirement(k: int) -> FeedbackRequirement:
+    """``FeedbackRequirement("topk", k=k)``, built once per ``k`` (it is read every round)."""
+    return FeedbackRequirement("topk", k=k)
+
+
 @register_learner("rtop1f")
 class RTop1F(_FixedItemsFTPL):
     """Ranking with Top-1 Feedback: blocked FTPL on unbiased block-average estimates.
@@ -256,7 +290,7 @@ class RTop1F(_FixedItemsFTPL):
     @property
     def requires(self) -> FeedbackRequirement:  # type: ignore[override]
         """Top-``top_k`` relevance."""
-        return FeedbackRequirement("topk", k=int(self.top_k))
+        return _topk_requirement(int(self.top_k))
 
     @classmethod
     def _test_params(cls) -> Iterator[dict[str, Any]]:
@@ -325,7 +359,7 @@ class RTop1F(_FixedItemsFTPL):
         assert m is not None
         # one uniform draw per run per block: run b gets exactly draw_exploration(rngs[b], ...)
         times, self._groups = _exploration_from_uniforms(
-            self.rngs.map(lambda g: g.random(length + m)), length, m, k
+            self.rngs.random((length + m,)), length, m, k
         )  # (B, e), (B, e, k)
         # The block's plan, grouped by offset: entries (run, group) sorted by exploration
         # time; offset o explores entries bounds[o]:bounds[o+1] (rows increasing).
@@ -334,6 +368,7 @@ class RTop1F(_FixedItemsFTPL):
         self._bounds = np.searchsorted(flat_times[entries], np.arange(length + 1)).tolist()
         self._plan_rows = entries // e
         self._plan_objs = self._groups.reshape(-1, k)[entries]  # (B e, top_k), -1 padded
+        self._nothing_explored = (self._plan_rows[:0], self._plan_objs[:0])
 
     # -- protocol -----------------------------------------------------------------
 
@@ -345,13 +380,28 @@ class RTop1F(_FixedItemsFTPL):
             self._new_block()
         u = self._noise.next()
         assert self._scores is not None
+        off = self._t - self._block_start
+        lo, hi = self._bounds[off], self._bounds[off + 1]
+        if lo == hi and m <= _FUSED_MAX_ITEMS:  # most rounds: no run explores
+            self._explored = self._nothing_explored
+            out = np.empty((self.n_runs, m), dtype=np.intp)
+            _perturbed_orders(
+                u, -1.0 / self._eps, self._scores, False, _NO_ROWS, _NO_ROWS, False, out
+            )
+            return out
+        rows, objs = self._plan_rows[lo:hi], self._plan_objs[lo:hi]
+        self._explored = (rows, objs)
+        if m <= _FUSED_MAX_ITEMS and objs.shape[1] == 1:
+            # keys, explored object on top and sort in one compiled pass (same arithmetic)
+            out = np.empty((self.n_runs, m), dtype=np.intp)
+            random_rest = self.explore == "random"
+            _perturbed_orders(
+                u, -1.0 / self._eps, self._scores, False, rows, objs[:, 0], random_rest, out
+            )
+            return out
         # negated keys -(S + p), sorted increasingly: saves a negation per round
         neg = np.multiply(u, -1.0 / self._eps)
         neg -= self._scores
-        off = self._t - self._block_start
-        lo, hi = self._bounds[off], self._bounds[off + 1]
-        rows, objs = self._plan_rows[lo:hi], self._plan_objs[lo:hi]
-        self._explored = (rows, objs)
         if lo == hi:
             return _ascending(neg)
         if self.explore == "random":
@@ -372,8 +422,11 @@ class RTop1F(_FixedItemsFTPL):
         if rows.size == 0:
             pass
         elif objs.shape[1] == 1:  # top-1: the explored object is on top
-            labels = feedback.labels[rows, 0]  # type: ignore[attr-defined]
-            self._estimate[rows, feedback.orders[rows, 0]] = self._g(labels)
+            labels = feedback.labels  # type: ignore[attr-defined]
+            if labels.dtype.kind in "iu":  # whole grades: 2^r − 1 is exact, fuse the scatter
+                _record_top(self._estimate, rows, feedback.orders, labels, self.measure == "dcg")
+            else:
+                self._estimate[rows, feedback.orders[rows, 0]] = self._g(labels[rows, 0])
         else:
             # the explored objects occupy the top positions (-1 pads only the last group)
             n_shown = (objs >= 0).sum(axis=1)

@@ -29,12 +29,14 @@ from oltr.permutations.orders import (
     ranks_from_order,
     ranks_from_scores,
 )
+from oltr.permutations.runsorts import noisy_quicksort_runs
 from oltr.permutations.sorts import noisy_quicksort, plackett_luce
 
 __all__ = [
     "MAX_ENUMERATED_ITEMS",
     "all_orders",
     "noisy_quicksort",
+    "noisy_quicksort_runs",
     "order_from_ranks",
     "order_from_scores",
     "plackett_luce",

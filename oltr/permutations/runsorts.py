@@ -1,0 +1,175 @@
+"""Noisy QuickSort for many runs at once, each row drawing from its own generator.
+
+:func:`noisy_quicksort_runs` sorts row ``b`` of ``w`` exactly as
+``noisy_quicksort(w[b], rngs[b])`` does — the same draws from the same
+generator, the same order — but in one compiled call for all rows. A compiled
+function that takes a :class:`numpy.random.Generator` unboxes it on every call
+(about 5 µs, more than sorting ten items), so calling
+:func:`~oltr.permutations.sorts.noisy_quicksort` once per run costs B such
+unboxings per round. Here every bit generator is reached through the C
+interface numpy publishes for it (``bit_generator.ctypes``: its state pointer
+and its ``next_uint32`` and ``next_double`` functions, the very functions
+numba's own Generator support calls), collected once per set of generators.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+import numba
+import numpy as np
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import types
+from numba.extending import intrinsic
+from numpy.typing import NDArray
+
+from oltr.types import RunGenerators
+
+__all__ = ["noisy_quicksort_runs"]
+
+#: Sets of generators whose C interfaces are remembered (the sets are kept alive with them,
+#: so a remembered state pointer always belongs to a live bit generator).
+_MAX_REMEMBERED = 64
+_remembered: dict[int, tuple[RunGenerators, NDArray[np.uintp]]] = {}
+_lock = threading.Lock()
+
+
+def _interfaces(rngs: RunGenerators) -> NDArray[np.uintp]:
+    """Per run: addresses of ``next_uint32``, ``next_double`` and the state, shape (B, 3)."""
+    key = id(rngs)
+    hit = _remembered.get(key)
+    if hit is not None and hit[0] is rngs:
+        return hit[1]
+    table = np.empty((len(rngs), 3), dtype=np.uintp)
+    for b, g in enumerate(rngs):
+        c = g.bit_generator.ctypes
+        table[b, 0] = ctypes.cast(c.next_uint32, ctypes.c_void_p).value or 0
+        table[b, 1] = ctypes.cast(c.next_double, ctypes.c_void_p).value or 0
+        table[b, 2] = c.state_address
+    with _lock:
+        if len(_remembered) >= _MAX_REMEMBERED:
+            _remembered.clear()
+        _remembered[key] = (rngs, table)
+    return table
+
+
+def _uint32_call(typingctx: Any, fn: Any, state: Any) -> Any:  # pragma: no cover
+    """``fn(state)`` for the C function ``uint32_t fn(void *)`` at address ``fn``."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(8).as_pointer()])
+        f = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(f, [builder.inttoptr(args[1], ir.IntType(8).as_pointer())])
+
+    return types.uint32(types.uintp, types.uintp), codegen
+
+
+def _double_call(typingctx: Any, fn: Any, state: Any) -> Any:  # pragma: no cover
+    """``fn(state)`` for the C function ``double fn(void *)`` at address ``fn``."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.IntType(8).as_pointer()])
+        f = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(f, [builder.inttoptr(args[1], ir.IntType(8).as_pointer())])
+
+    return types.double(types.uintp, types.uintp), codegen
+
+
+# Typed as Any: mypy sees the typing functions' signatures, not the compiled calls.
+_next_uint32: Any = intrinsic(_uint32_call)
+_next_double: Any = intrinsic(_double_call)
+
+
+@numba.njit(cache=True)
+def _bounded(fn: np.uintp, state: np.uintp, rng: np.uint32) -> np.uint64:  # pragma: no cover
+    """An integer uniform on ``0..rng`` (``rng < 2^32 − 1``), as ``Generator.integers`` draws it.
+
+    Lemire's rejection on 32-bit draws, step for step numba's
+    ``buffered_bounded_lemire_uint32`` (and numpy's), so it consumes the same
+    numbers and returns the same value.
+    """
+    rng_excl = np.uint64(rng) + np.uint64(1)
+    m = np.uint64(_next_uint32(fn, state)) * rng_excl
+    leftover = m & np.uint64(0xFFFFFFFF)
+    if leftover < rng_excl:
+        threshold = (np.uint64(0xFFFFFFFF) - np.uint64(rng)) % rng_excl
+        while leftover < threshold:
+            m = np.uint64(_next_uint32(fn, state)) * rng_excl
+            leftover = m & np.uint64(0xFFFFFFFF)
+    return m >> np.uint64(32)
+
+
+@numba.njit(cache=True)
+def _quicksort_runs(
+    w: NDArray[np.float64], table: NDArray[np.uintp], out: NDArray[np.intp]
+) -> None:  # pragma: no cover
+    """Algorithm 2 on row ``b`` of ``w`` with run ``b``'s bit generator, into ``out``.
+
+    The loop of :func:`oltr.permutations.sorts.noisy_quicksort` line for line,
+    with ``rng.integers(0, n)`` and ``rng.random()`` replaced by the same draws
+    made through the bit generator's C functions.
+    """
+    n_rows, m = w.shape
+    right = np.empty(m, dtype=np.intp)
+    stack_lo = np.empty(m // 2 + 1, dtype=np.intp)
+    stack_hi = np.empty(m // 2 + 1, dtype=np.intp)
+    for r in range(n_rows):
+        next_u32, next_dbl, state = table[r, 0], table[r, 1], table[r, 2]
+        order = out[r]
+        for i in range(m):
+            order[i] = i
+        top = 0
+        if m >= 2:
+            stack_lo[0], stack_hi[0], top = 0, m, 1
+        while top > 0:
+            top -= 1
+            lo, hi = stack_lo[top], stack_hi[top]
+            span = hi - lo - 1  # integers(0, hi - lo) draws on 0..span; span 0 draws nothing
+            k = lo
+            if span > 0:
+                k = lo + np.intp(_bounded(next_u32, state, np.uint32(span)))
+            pivot = order[k]
+            n_left = 0
+            n_right = 0
+            for i in range(lo, hi):
+                if i == k:
+                    continue
+                v = order[i]
+                if _next_double(next_dbl, state) < 1.0 / (1.0 + np.exp(w[r, pivot] - w[r, v])):
+                    order[lo + n_left] = v
+                    n_left += 1
+                else:
+                    right[n_right] = v
+                    n_right += 1
+            mid = lo + n_left
+            order[mid] = pivot
+            order[mid + 1 : hi] = right[:n_right]
+            if n_right >= 2:
+                stack_lo[top], stack_hi[top], top = mid + 1, hi, top + 1
+            if n_left >= 2:
+                stack_lo[top], stack_hi[top], top = lo, mid, top + 1
+
+
+def noisy_quicksort_runs(w: NDArray[np.float64], rngs: RunGenerators) -> NDArray[np.intp]:
+    """Ailon's noisy QuickSort of every row of ``w`` (B, n), row ``b`` drawing from ``rngs[b]``.
+
+    The same orders, and the same generator states afterwards, as
+    ``np.stack([noisy_quicksort(w[b], rngs[b]) for b in range(B)])``, in one
+    compiled call. ``w`` must be finite (the caller's trusted weights; the
+    public :func:`~oltr.permutations.sorts.noisy_quicksort` validates).
+
+    >>> from oltr.permutations import noisy_quicksort
+    >>> w = np.array([[0.0, 100.0, 50.0], [1.0, 0.0, 2.0]])
+    >>> fast = noisy_quicksort_runs(w, RunGenerators.from_rng(1, 2))
+    >>> slow = [noisy_quicksort(w[b], g) for b, g in enumerate(RunGenerators.from_rng(1, 2))]
+    >>> bool((fast == np.stack(slow)).all())
+    True
+    """
+    rows = np.ascontiguousarray(w, dtype=np.float64)
+    if rows.ndim != 2 or rows.shape[0] != len(rngs):
+        raise ValueError(f"w must have shape (B, n) with B = {len(rngs)}, got {rows.shape}")
+    out = np.empty(rows.shape, dtype=np.intp)
+    _quicksort_runs(rows, _interfaces(rngs), out)
+    return out
