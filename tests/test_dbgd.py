@@ -316,7 +316,6 @@ def test_ranksvm_recovers_a_separable_ranker() -> None:
         ({"space": "cube"}, ValueError, "space must be one of"),
         ({"init": "zeros"}, ValueError, "not on the sphere"),
         ({"n_queries": 0}, ValueError, "n_queries must be >= 1"),
-        ({"delta": None}, ValueError, "needs horizon"),
         ({"radius": float("nan")}, ValueError, "radius must be finite"),
         ({"init": "middle"}, ValueError, "init must be one of"),
     ],
@@ -381,3 +380,16 @@ def test_per_run_step_sizes_equal_separate_runs() -> None:
     np.testing.assert_array_equal(grid.weights_[1], lone.weights_[0])
     with pytest.raises(ValueError, match="one value per run"):
         DBGD(delta=[0.1, 0.2, 0.3], n_runs=2)
+
+
+def test_without_horizon_the_schedule_is_theorem2_with_the_decision_count() -> None:
+    # Anytime: the pair of update decision t is drawn with (δ, γ) = the §5.1 / Theorem 2
+    # schedule for T = t (two comparisons per decision here), and fixed values stay fixed.
+    dbgd = DBGD(delta=None, gamma=None, space="ball", radius=2.0, n_queries=2, dim=3, rng=0)
+    fixed = DBGD(delta=0.5, gamma=None, space="ball", radius=2.0, dim=3, rng=0)
+    for t in range(1, 30):
+        assert dbgd.step_sizes_ == theorem2_schedule(t, 3, 2.0, 1.0)
+        assert fixed.step_sizes_ == (0.5, theorem2_schedule(t, 3, 2.0, 1.0)[1])
+        dbgd.learn(np.array([1.0]))
+        dbgd.learn(np.array([1.0]))
+        fixed.learn(np.array([-1.0]))

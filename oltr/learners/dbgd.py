@@ -233,11 +233,12 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
     ----------
     delta
         Exploration step δ > 0; None: §5.1's δ = T^{−1/4} δ_L √(0.4 R d) with T
-        the number of update decisions (needs ``horizon``). Default 1 (§5.2's
+        the number of update decisions (from ``horizon``; without one, anytime:
+        the decision count t for T). Default 1 (§5.2's
         best on the unit sphere). A list of ``n_runs`` values gives each run
         its own δ (a parameter grid advanced as one batch).
     gamma
-        Exploitation step γ > 0; None: Theorem 2's γ = R/√T. Default 0.01 (§5.2).
+        Exploitation step γ > 0; None: Theorem 2's γ = R/√T (anytime: R/√t). Default 0.01 (§5.2).
         A list of ``n_runs`` values gives each run its own γ.
     delta_l
         The factor δ_L > 0 of the §5.1 schedule (used when ``delta`` is None).
@@ -334,11 +335,6 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
         check_scalar(n_queries, "n_queries", low=1, integer=True)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
-        if (delta is None or gamma is None) and horizon is None:
-            raise ValueError(
-                "delta=None or gamma=None takes δ, γ from the §5.1 / Theorem 2 "
-                "schedule, which needs horizon"
-            )
         if dim is not None:
             check_scalar(dim, "dim", low=1, integer=True)
         self.delta = delta
@@ -373,18 +369,22 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
         self._d = dim
         self._w = initial_weights(self.init, dim, self.space, float(self.radius), self.rngs)
         self._dirs = DirectionStream(self.rngs, dim)
-        decisions = None if self.horizon is None else max(1, self.horizon // self.n_queries)
-        sched = (
-            (None, None)
-            if decisions is None
-            else theorem2_schedule(decisions, dim, float(self.radius), float(self.delta_l))
-        )
-        self._delta = _step_size(self.delta, sched[0])
-        self._gamma = _step_size(self.gamma, sched[1])
+        self._decision = 1  # the update decision of the pair on offer (the anytime T)
+        self._schedule()
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))
         self._score = np.zeros(self.n_runs)
         self._seen = 0
+
+    def _schedule(self) -> None:
+        """(δ, γ): as given; else §5.1 / Theorem 2 for the horizon's update decisions, or
+        anytime with the decision count t for T (without a horizon)."""
+        decisions = (
+            self._decision if self.horizon is None else max(1, self.horizon // self.n_queries)
+        )
+        sched = theorem2_schedule(decisions, self._d, float(self.radius), float(self.delta_l))
+        self._delta = _step_size(self.delta, sched[0])
+        self._gamma = _step_size(self.gamma, sched[1])
 
     @property
     def weights_(self) -> FloatArray:
@@ -427,6 +427,9 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
             return
         won = (self._score > 0).astype(np.float64)
         self._w = gradient_step(self._w, self._u, won, self._gamma, self.space, float(self.radius))
+        self._decision += 1
+        if self.horizon is None and (self.delta is None or self.gamma is None):
+            self._schedule()
         self._u = self._dirs.next()
         self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))
         self._score[:] = 0.0
