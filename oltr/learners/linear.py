@@ -19,73 +19,25 @@ never across runs.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.errors import InputError, NumericalError
+from oltr.learners._linear_kernels import (
+    first_bad_feature,
+    fused_scores,
+    fused_step,
+    project_each,
+    sorted_rows,
+    stable_ties,
+)
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_scalar
 
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
-
-
-@numba.njit(cache=True, nogil=True)
-def _scores_kernel(weights: Any, features_t: Any, out: Any) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features_t.shape[1]
-    for b in range(n_runs):
-        row = out[b]
-        for i in range(m):
-            row[i] = 0.0
-        for j in range(d):
-            w = weights[b, j]
-            if w != 0.0:  # a zero weight adds exact zeros; w₁ = 0 makes this common early
-                for i in range(m):
-                    row[i] += w * features_t[j, i]
-
-
-@numba.njit(cache=True, nogil=True)
-def _step_kernel(weights: Any, coef: Any, features: Any, buffer: Any) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features.shape[0]
-    for b in range(n_runs):
-        for j in range(d):
-            buffer[j] = 0.0
-        for i in range(m):
-            c = coef[b, i]
-            if c != 0.0:  # sparse directions (top-k estimators off exploration) skip rows
-                for j in range(d):
-                    buffer[j] += c * features[i, j]
-        for j in range(d):
-            weights[b, j] -= buffer[j]
-
-
-@numba.njit(cache=True, nogil=True)
-def _adaptive_step_kernel(
-    weights: Any, direction: Any, features: Any, scale: float, sumsq: Any, buffer: Any
-) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features.shape[0]
-    for b in range(n_runs):
-        for j in range(d):
-            buffer[j] = 0.0
-        for i in range(m):
-            c = direction[b, i]
-            if c != 0.0:
-                for j in range(d):
-                    buffer[j] += c * features[i, j]
-        norm2 = 0.0
-        for j in range(d):
-            norm2 += buffer[j] * buffer[j]
-        sumsq[b] += norm2
-        if sumsq[b] > 0.0:
-            eta = scale / np.sqrt(sumsq[b])
-            for j in range(d):
-                weights[b, j] -= eta * buffer[j]
 
 
 def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
@@ -98,9 +50,19 @@ def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
     array([[ 3.,  3.],
            [-1.,  0.]])
     """
-    out = np.empty((weights.shape[0], features.shape[0]))
-    _scores_kernel(weights, np.ascontiguousarray(features.T), out)
-    return out
+    scores, _ = _scores_pair(np.ascontiguousarray(weights, dtype=np.float64), features)
+    return scores
+
+
+def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(S, −S)`` for finite features (the caller checked them), shape (B, m) each."""
+    x = np.ascontiguousarray(features, dtype=np.float64)
+    n_runs, (m, d) = weights.shape[0], x.shape
+    scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+    xt = np.empty((d, m) if n_runs >= 4 else (0, 0))
+    if fused_scores(weights, x, xt, scores, neg) >= 0:
+        raise ValueError("features must be finite")
+    return scores, neg
 
 
 def batch_step(
@@ -116,8 +78,7 @@ def batch_step(
     >>> w
     array([[1., 1.]])
     """
-    coef = np.ascontiguousarray(eta * direction, dtype=np.float64)
-    _step_kernel(weights, coef, np.ascontiguousarray(features), np.empty(weights.shape[1]))
+    _plain_step(weights, direction, float(eta), False, np.zeros(weights.shape[0]), features)
 
 
 def batch_adaptive_step(
@@ -138,13 +99,28 @@ def batch_adaptive_step(
     >>> w, g
     (array([[-0.6, -0.8]]), array([25.]))
     """
-    _adaptive_step_kernel(
+    _plain_step(weights, direction, float(scale), True, sumsq, features)
+
+
+def _plain_step(
+    weights: FloatArray,
+    direction: FloatArray,
+    eta: float,
+    adaptive: bool,
+    sumsq: FloatArray,
+    features: FloatArray,
+) -> None:
+    fused_step(
         weights,
         np.ascontiguousarray(direction, dtype=np.float64),
-        np.ascontiguousarray(features),
-        float(scale),
+        np.ascontiguousarray(features, dtype=np.float64),
+        eta,
+        adaptive,
         sumsq,
-        np.empty(weights.shape[1]),
+        np.inf,
+        np.empty((0, weights.shape[1])),
+        1.0,
+        np.empty(weights.shape),
     )
 
 
@@ -167,19 +143,31 @@ def project_rows(weights: FloatArray, radius: float) -> FloatArray:
            [0.3, 0.4]])
     """
     if np.isfinite(radius):
-        norms = np.sqrt(np.einsum("bd,bd->b", weights, weights))
-        huge = ~np.isfinite(norms)
-        if huge.any():  # the sum of squares overflowed: rescale by the largest entry first
-            top = np.abs(weights[huge]).max(axis=1)
-            norms[huge] = top * np.linalg.norm(weights[huge] / top[:, None], axis=1)
-        if (norms > radius).any():
-            weights *= (radius / np.maximum(norms, radius))[:, None]
+        # Each row's sum of squares in index order (rescaled by its largest entry if it
+        # overflows), as the learners' fused step projects.
+        project_each(weights, float(radius))
     return weights
 
 
 def own_order(scores: FloatArray) -> NDArray[np.intp]:
     """Descending score, ties by lower index first, along the last axis (stable)."""
     return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
+
+
+def _ascending_order(keys: FloatArray) -> NDArray[np.intp]:
+    """``argsort(keys, axis=-1, kind="stable")`` of finite (B, m) keys, faster.
+
+    A few rows are sorted in one compiled call; many rows by numpy's default
+    (vectorised, not stable) sort, after which :func:`stable_ties` orders every
+    group of equal keys by index: the result is the stable order exactly.
+    """
+    if keys.shape[0] < 4:
+        order = np.empty(keys.shape, dtype=np.intp)
+        sorted_rows(keys, order)
+        return order
+    order = np.argsort(keys, axis=-1).astype(np.intp, copy=False)
+    stable_ties(keys, order)
+    return order
 
 
 class LinearRanker(Learner[FeedbackT]):
@@ -208,6 +196,7 @@ class LinearRanker(Learner[FeedbackT]):
         self._sumsq = np.zeros(self.n_runs)  # AdaGrad-norm's running Σ‖g‖² per run
         self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
         self._n_averaged = 0
+        self._buffer = np.empty((0, 0))  # the step's (B, d) sums, reused every round
 
     @property
     def weights_(self) -> FloatArray:
@@ -239,18 +228,17 @@ class LinearRanker(Learner[FeedbackT]):
         """The weights a held-out evaluation (or a served ranker) uses: the current ones here."""
         return self.weights_
 
-    def _features(self, context: Context) -> FloatArray:
+    def _prepared(self, context: Context) -> FloatArray:
+        """The context's features as float64 (B, d) rows, sizing the weights at round 1.
+
+        Shapes only: the finiteness of the features is checked by the caller
+        (:meth:`_features` with numpy, :meth:`_scores` inside the scores kernel).
+        """
         x = context.features
         if x is None:
             raise ValueError(
                 f"{type(self).__name__} ranks feature lists: the context of round "
                 f"{context.t} has no features"
-            )
-        if not np.isfinite(x).all():
-            row, col = np.argwhere(~np.isfinite(x))[0]
-            raise InputError(
-                f"{type(self).__name__}: the features of round {context.t} are not finite "
-                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
             )
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]))
@@ -261,14 +249,40 @@ class LinearRanker(Learner[FeedbackT]):
                 f"features must have {self._weights.shape[1]} columns (as in the "
                 f"first round), got {x.shape[1]} in round {context.t}"
             )
+        return np.ascontiguousarray(x, dtype=np.float64)
+
+    def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
+        row, col = divmod(flat, x.shape[1])
+        return InputError(
+            f"{type(self).__name__}: the features of round {context.t} are not finite "
+            f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
+        )
+
+    def _features(self, context: Context) -> FloatArray:
+        """The checked features of this round (non-finite ones raise InputError)."""
+        x = self._prepared(context)
+        flat = first_bad_feature(x)
+        if flat >= 0:
+            raise self._not_finite(context, x, flat)
         return x
 
     def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
-        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update."""
-        x = self._features(context)
-        assert self._weights is not None
-        scores = batch_scores(self._weights, x)
-        own = own_order(scores)
+        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update.
+
+        One compiled pass checks the features, computes the scores and their
+        negation; the own order is the stable ascending order of ``−S``.
+        """
+        x = self._prepared(context)
+        weights = self._weights
+        assert weights is not None
+        n_runs, (m, d) = weights.shape[0], x.shape
+        scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+        xt = np.empty((d, m) if n_runs >= 4 else (0, 0))
+        flat = fused_scores(weights, x, xt, scores, neg)
+        if flat >= 0:
+            raise self._not_finite(context, x, flat)
+        # Finite scores: the fast stable sort; otherwise numpy's (NaN last).
+        own = _ascending_order(neg) if flat == -1 else own_order(scores)
         own.flags.writeable = False  # returned by rank() and reused by update()
         self._cache = (context.t, scores, own)
         return scores, own
@@ -281,24 +295,36 @@ class LinearRanker(Learner[FeedbackT]):
 
     def _step(self, context: Context, direction: FloatArray, eta: float, radius: float) -> None:
         """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
-        assert self._weights is not None and context.features is not None
-        batch_step(self._weights, direction, eta, context.features)
-        self._after_step(context, direction, radius)
+        self._fused_step(context, direction, float(eta), False, radius)
 
     def _adaptive_step(self, context: Context, direction: FloatArray, radius: float) -> None:
         """AdaGrad-norm ``W ← Π_U(W − (U/√G) · direction · X)``, per run."""
-        assert self._weights is not None and context.features is not None
         scale = radius if np.isfinite(radius) else 1.0
-        batch_adaptive_step(self._weights, direction, context.features, scale, self._sumsq)
-        self._after_step(context, direction, radius)
+        self._fused_step(context, direction, float(scale), True, radius)
 
-    def _after_step(self, context: Context, direction: FloatArray, radius: float) -> None:
-        assert self._weights is not None and self._average is not None
-        project_rows(self._weights, radius)
-        if not np.isfinite(self._weights).all():
+    def _fused_step(
+        self, context: Context, direction: FloatArray, eta: float, adaptive: bool, radius: float
+    ) -> None:
+        """Step, project, check and average every run in one compiled call."""
+        weights, average = self._weights, self._average
+        assert weights is not None and average is not None and context.features is not None
+        if self._buffer.shape != weights.shape:
+            self._buffer = np.empty(weights.shape)
+        bad = fused_step(
+            weights,
+            np.ascontiguousarray(direction, dtype=np.float64),
+            np.ascontiguousarray(context.features, dtype=np.float64),
+            eta,
+            adaptive,
+            self._sumsq,
+            float(radius),
+            average,
+            float(self._n_averaged + 1),
+            self._buffer,
+        )
+        if bad >= 0:
             self._fail_not_finite(context, direction, radius)
         self._n_averaged += 1
-        self._average += (self._weights - self._average) / self._n_averaged
 
     def _fail_not_finite(self, context: Context, direction: FloatArray, radius: float) -> None:
         """Stop with the learner, the round and the likely cause, instead of ranking with NaN."""
