@@ -22,8 +22,6 @@ import numpy as np
 
 __all__: list[str] = []
 
-#: Runs per block in the batched products (they share the loads of X).
-_RUN_BLOCK = 4
 #: Lists of at least this many runs use a transposed copy of X for the scores.
 _TRANSPOSE_FROM = 4
 
@@ -78,39 +76,108 @@ def _scores_direct(weights: Any, x: Any, out: Any) -> None:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _scores_blocked(weights: Any, x: Any, xt: Any, out: Any) -> None:  # pragma: no cover
-    # Many runs: X transposed once, then four runs per pass over it, vectorised over items.
-    n_runs, d = weights.shape
-    m = x.shape[0]
-    for i in range(m):
-        for j in range(d):
-            xt[j, i] = x[i, j]
+def _sparse_row(a: Any, mat: Any, o: Any, r: int) -> None:  # pragma: no cover
+    # o = Σ_k a[r, k] mat[k] over the non-zero a[r, k] only, in k order.
+    o[:] = 0.0
+    for k in range(a.shape[1]):
+        c = a[r, k]
+        if c != 0.0:
+            m = mat[k]
+            for n in range(mat.shape[1]):
+                o[n] += c * m[n]
+
+
+@numba.njit(cache=True, nogil=True)
+def _dense_row(a: Any, mat: Any, o: Any, r: int, skip: bool) -> None:  # pragma: no cover
+    # o = Σ_k a[r, k] mat[k], four steps of k per expression (see rows_times).
+    n_inner, n_cols = mat.shape
+    o[:] = 0.0
+    k = 0
+    while k + 4 <= n_inner:
+        a0, a1, a2, a3 = a[r, k], a[r, k + 1], a[r, k + 2], a[r, k + 3]
+        if not skip or a0 != 0.0 or a1 != 0.0 or a2 != 0.0 or a3 != 0.0:
+            m0, m1, m2, m3 = mat[k], mat[k + 1], mat[k + 2], mat[k + 3]
+            for n in range(n_cols):
+                o[n] = (((o[n] + a0 * m0[n]) + a1 * m1[n]) + a2 * m2[n]) + a3 * m3[n]
+        k += 4
+    while k < n_inner:
+        a0 = a[r, k]
+        m0 = mat[k]
+        for n in range(n_cols):
+            o[n] += a0 * m0[n]
+        k += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _all_zero(a: Any, b: int, k: int) -> bool:  # pragma: no cover
+    for r in range(b, b + 4):
+        for u in range(k, k + 4):
+            if a[r, u] != 0.0:
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no cover
+    """``out[b, n] = Σ_k a[b, k] mat[k, n]``, every sum in k order from 0.0.
+
+    Four rows of ``a`` share each pass over ``mat``, and four steps of k are
+    written as one expression ``(((o + a₀v₀) + a₁v₁) + a₂v₂) + a₃v₃``: the same
+    roundings in the same order as the plain loop, with a quarter of the loads
+    and stores of ``out``, vectorised over n. With ``skip``, rows with few
+    non-zero coefficients (top-k estimates) take a sparse loop and blocks of
+    zeros are skipped (which changes no sum); without, every term is added.
+    """
+    n_rows, n_inner = a.shape
+    n_cols = mat.shape[1]
     b = 0
-    while b + 4 <= n_runs:
-        r0, r1, r2, r3 = out[b], out[b + 1], out[b + 2], out[b + 3]
-        r0[:] = 0.0
-        r1[:] = 0.0
-        r2[:] = 0.0
-        r3[:] = 0.0
-        for j in range(d):
-            w0, w1, w2, w3 = weights[b, j], weights[b + 1, j], weights[b + 2, j], weights[b + 3, j]
-            xr = xt[j]
-            for i in range(m):
-                v = xr[i]
-                r0[i] += w0 * v
-                r1[i] += w1 * v
-                r2[i] += w2 * v
-                r3[i] += w3 * v
-        b += 4
-    while b < n_runs:
-        r = out[b]
-        r[:] = 0.0
-        for j in range(d):
-            w0 = weights[b, j]
-            xr = xt[j]
-            for i in range(m):
-                r[i] += w0 * xr[i]
-        b += 1
+    while b < n_rows:
+        block = min(4, n_rows - b)
+        nonzero = 0
+        if skip:
+            for r in range(b, b + block):
+                for k in range(n_inner):
+                    nonzero += a[r, k] != 0.0
+        if skip and 4 * nonzero < block * n_inner:  # under a quarter non-zero
+            for r in range(b, b + block):
+                _sparse_row(a, mat, out[r], r)
+        elif block < 4:
+            for r in range(b, b + block):
+                _dense_row(a, mat, out[r], r, skip)
+        else:
+            o0, o1, o2, o3 = out[b], out[b + 1], out[b + 2], out[b + 3]
+            o0[:] = 0.0
+            o1[:] = 0.0
+            o2[:] = 0.0
+            o3[:] = 0.0
+            k = 0
+            while k + 4 <= n_inner:
+                if skip and _all_zero(a, b, k):
+                    k += 4
+                    continue
+                a00, a01, a02, a03 = a[b, k], a[b, k + 1], a[b, k + 2], a[b, k + 3]
+                a10, a11, a12, a13 = a[b + 1, k], a[b + 1, k + 1], a[b + 1, k + 2], a[b + 1, k + 3]
+                a20, a21, a22, a23 = a[b + 2, k], a[b + 2, k + 1], a[b + 2, k + 2], a[b + 2, k + 3]
+                a30, a31, a32, a33 = a[b + 3, k], a[b + 3, k + 1], a[b + 3, k + 2], a[b + 3, k + 3]
+                m0, m1, m2, m3 = mat[k], mat[k + 1], mat[k + 2], mat[k + 3]
+                for n in range(n_cols):
+                    v0, v1, v2, v3 = m0[n], m1[n], m2[n], m3[n]
+                    o0[n] = (((o0[n] + a00 * v0) + a01 * v1) + a02 * v2) + a03 * v3
+                    o1[n] = (((o1[n] + a10 * v0) + a11 * v1) + a12 * v2) + a13 * v3
+                    o2[n] = (((o2[n] + a20 * v0) + a21 * v1) + a22 * v2) + a23 * v3
+                    o3[n] = (((o3[n] + a30 * v0) + a31 * v1) + a32 * v2) + a33 * v3
+                k += 4
+            while k < n_inner:
+                a00, a10, a20, a30 = a[b, k], a[b + 1, k], a[b + 2, k], a[b + 3, k]
+                m0 = mat[k]
+                for n in range(n_cols):
+                    v0 = m0[n]
+                    o0[n] += a00 * v0
+                    o1[n] += a10 * v0
+                    o2[n] += a20 * v0
+                    o3[n] += a30 * v0
+                k += 1
+        b += block
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,7 +191,10 @@ def fused_scores(weights: Any, x: Any, xt: Any, out: Any, neg: Any) -> int:  # p
     if bad >= 0:
         return bad
     if weights.shape[0] >= _TRANSPOSE_FROM:
-        _scores_blocked(weights, x, xt, out)
+        for i in range(x.shape[0]):  # Xᵀ, so that the sums over features run along rows
+            for j in range(x.shape[1]):
+                xt[j, i] = x[i, j]
+        rows_times(weights, xt, out, False)
     else:
         _scores_direct(weights, x, out)
     n_runs, m = out.shape
@@ -173,44 +243,34 @@ def sorted_rows(keys: Any, order: Any) -> None:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _accumulate(coef: Any, x: Any, buffer: Any) -> None:  # pragma: no cover
-    # buffer[r] = Σ_i coef[r, i] x_i in item order, four runs per pass over X.
-    n_runs, m = coef.shape
-    d = x.shape[1]
-    buffer[:, :] = 0.0
+def _row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
+    # out[b] = Σ_j rows[b, j]² in index order; four rows at a time (independent chains).
+    n_rows, d = rows.shape
     b = 0
-    while b + 4 <= n_runs:
-        g0, g1, g2, g3 = buffer[b], buffer[b + 1], buffer[b + 2], buffer[b + 3]
-        for i in range(m):
-            c0, c1, c2, c3 = coef[b, i], coef[b + 1, i], coef[b + 2, i], coef[b + 3, i]
-            if c0 == 0.0 and c1 == 0.0 and c2 == 0.0 and c3 == 0.0:
-                continue
-            xi = x[i]
-            for j in range(d):
-                v = xi[j]
-                g0[j] += c0 * v
-                g1[j] += c1 * v
-                g2[j] += c2 * v
-                g3[j] += c3 * v
+    while b + 4 <= n_rows:
+        r0, r1, r2, r3 = rows[b], rows[b + 1], rows[b + 2], rows[b + 3]
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(d):
+            v0, v1, v2, v3 = r0[j], r1[j], r2[j], r3[j]
+            s0 += v0 * v0
+            s1 += v1 * v1
+            s2 += v2 * v2
+            s3 += v3 * v3
+        out[b], out[b + 1], out[b + 2], out[b + 3] = s0, s1, s2, s3
         b += 4
-    while b < n_runs:
-        g = buffer[b]
-        for i in range(m):
-            c = coef[b, i]
-            if c != 0.0:
-                xi = x[i]
-                for j in range(d):
-                    g[j] += c * xi[j]
+    while b < n_rows:
+        r0 = rows[b]
+        s0 = 0.0
+        for j in range(d):
+            s0 += r0[j] * r0[j]
+        out[b] = s0
         b += 1
 
 
 @numba.njit(cache=True, nogil=True)
-def _project_row(w: Any, radius: float) -> None:  # pragma: no cover
-    # w ← min{1, U/‖w‖} w, the sum of squares in index order, rescaled if it overflows.
+def _project_row(w: Any, radius: float, total: float) -> None:  # pragma: no cover
+    # w ← min{1, U/‖w‖} w given total = Σ w_j² in index order, rescaled if that overflowed.
     d = w.shape[0]
-    total = 0.0
-    for j in range(d):
-        total += w[j] * w[j]
     norm = np.sqrt(total)
     if not np.isfinite(norm):
         top = 0.0
@@ -255,32 +315,35 @@ def fused_step(
     for b in range(n_runs):
         for i in range(m):
             coef[b, i] = direction[b, i] if adaptive else eta * direction[b, i]
-    _accumulate(coef, x, buffer)
-    bad = -1
-    for b in range(n_runs):
-        w = weights[b]
-        g = buffer[b]
-        if adaptive:
-            norm2 = 0.0
-            for j in range(d):
-                norm2 += g[j] * g[j]
-            sumsq[b] += norm2
+    rows_times(coef, x, buffer, True)
+    totals = np.empty(n_runs)
+    if adaptive:
+        _row_sumsq(buffer, totals)
+        for b in range(n_runs):
+            sumsq[b] += totals[b]
             if sumsq[b] > 0.0:
                 step = eta / np.sqrt(sumsq[b])
+                w, g = weights[b], buffer[b]
                 for j in range(d):
                     w[j] -= step * g[j]
-        else:
+    else:
+        for b in range(n_runs):
+            w, g = weights[b], buffer[b]
             for j in range(d):
                 w[j] -= g[j]
-        if radius != np.inf:
-            _project_row(w, radius)
-        if bad < 0:
-            for j in range(d):
-                if not np.isfinite(w[j]):
-                    bad = b
-                    break
-    if bad >= 0 or average.shape[0] == 0:
-        return bad
+    if radius != np.inf:
+        _row_sumsq(weights, totals)
+        for b in range(n_runs):
+            _project_row(weights[b], radius, totals[b])
+    for b in range(n_runs):
+        w = weights[b]
+        ok = True
+        for j in range(d):
+            ok &= np.abs(w[j]) <= 1.7976931348623157e308
+        if not ok:
+            return b
+    if average.shape[0] == 0:
+        return -1
     for b in range(n_runs):
         for j in range(d):
             average[b, j] += (weights[b, j] - average[b, j]) / n_averaged
@@ -290,5 +353,7 @@ def fused_step(
 @numba.njit(cache=True, nogil=True)
 def project_each(weights: Any, radius: float) -> None:  # pragma: no cover
     """``w_b ← Π_U(w_b)`` for every row, as :func:`fused_step` projects."""
+    totals = np.empty(weights.shape[0])
+    _row_sumsq(weights, totals)
     for b in range(weights.shape[0]):
-        _project_row(weights[b], radius)
+        _project_row(weights[b], radius, totals[b])
