@@ -284,12 +284,23 @@ class Surrogate(ABC):
         if observed.shape[-1] >= m:
             grad = self._grad(scores, full_relevance(order, observed[:, :m]))
         else:
-            ell = min(int(self.min_k or 1), m)
-            gammas = np.full(scores.shape[0], gamma)
-            grad = self._estimate(
-                FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
-            )
+            grad = self._trusted_estimate(scores, order, observed, gamma, exploit_order)
         return self.sign * grad
+
+    def _trusted_estimate(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        """``_estimate`` for (B, m) inputs a learner made; surrogates may compile it."""
+        ell = min(int(self.min_k or 1), scores.shape[-1])
+        gammas = np.full(scores.shape[0], gamma)
+        return self._estimate(
+            FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
+        )
 
     # ------------------------------------------------------------------ Lemma 5
 
