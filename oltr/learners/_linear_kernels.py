@@ -181,30 +181,39 @@ def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def fused_scores(weights: Any, x: Any, xt: Any, out: Any, neg: Any) -> int:  # pragma: no cover
-    """``out = W Xᵀ`` and ``neg = −out``, after checking ``x``; see :func:`scores_status`.
+def fused_scores(
+    weights: Any, x: Any, xt: Any, out: Any, neg: Any, order: Any
+) -> int:  # pragma: no cover
+    """``out = W Xᵀ``, ``neg = −out`` and, for fewer than four runs, ``order``.
 
-    Returns the flat index of the first non-finite feature (then nothing is
-    computed), −2 when a score is not finite, else −1.
+    Returns the flat index of the first non-finite feature, −2 when a score is
+    not finite although the features are, else −1 (``order`` then holds the
+    stable ascending order of ``neg`` when ``B < 4``; the caller sorts larger
+    batches). The features need no separate pass: every product ``w_j x_ij``
+    enters the sums (zero weights too), and the weights are finite, so a
+    non-finite feature makes its score NaN or ±∞; only then is ``x`` searched.
     """
-    bad = first_bad_feature(x)
-    if bad >= 0:
-        return bad
-    if weights.shape[0] >= _TRANSPOSE_FROM:
+    n_runs, m = out.shape
+    if n_runs >= _TRANSPOSE_FROM:
         for i in range(x.shape[0]):  # Xᵀ, so that the sums over features run along rows
             for j in range(x.shape[1]):
                 xt[j, i] = x[i, j]
         rows_times(weights, xt, out, False)
     else:
         _scores_direct(weights, x, out)
-    n_runs, m = out.shape
     finite = True
     for b in range(n_runs):
         for i in range(m):
             s = out[b, i]
             neg[b, i] = -s
             finite &= np.abs(s) <= 1.7976931348623157e308
-    return -1 if finite else -2
+    if not finite:
+        bad = first_bad_feature(x)
+        return bad if bad >= 0 else -2
+    if n_runs < _TRANSPOSE_FROM:
+        for b in range(n_runs):
+            order[b] = np.argsort(neg[b], kind="mergesort")
+    return -1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -233,13 +242,6 @@ def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
                         q -= 1
                     row[q + 1] = v
             start = end
-
-
-@numba.njit(cache=True, nogil=True)
-def sorted_rows(keys: Any, order: Any) -> None:  # pragma: no cover
-    """``order[b] = argsort(keys[b])``, stable (a few runs: cheaper than a numpy call)."""
-    for b in range(keys.shape[0]):
-        order[b] = np.argsort(keys[b], kind="mergesort")
 
 
 @numba.njit(cache=True, nogil=True)

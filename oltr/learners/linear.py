@@ -30,12 +30,14 @@ from oltr.learners._linear_kernels import (
     fused_scores,
     fused_step,
     project_each,
-    sorted_rows,
     stable_ties,
 )
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_scalar
+
+#: Fewer than four runs score from X itself (no transposed copy).
+_NO_TRANSPOSE = np.empty((0, 0))
 
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
 
@@ -58,9 +60,10 @@ def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray,
     """``(S, −S)`` for finite features (the caller checked them), shape (B, m) each."""
     x = np.ascontiguousarray(features, dtype=np.float64)
     n_runs, (m, d) = weights.shape[0], x.shape
-    scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
-    xt = np.empty((d, m) if n_runs >= 4 else (0, 0))
-    if fused_scores(weights, x, xt, scores, neg) >= 0:
+    scores, neg = np.empty((2, n_runs, m))
+    xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE
+    order = np.empty((n_runs, m), dtype=np.intp)
+    if fused_scores(weights, x, xt, scores, neg, order) >= 0:
         raise ValueError("features must be finite")
     return scores, neg
 
@@ -152,22 +155,6 @@ def project_rows(weights: FloatArray, radius: float) -> FloatArray:
 def own_order(scores: FloatArray) -> NDArray[np.intp]:
     """Descending score, ties by lower index first, along the last axis (stable)."""
     return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
-
-
-def _ascending_order(keys: FloatArray) -> NDArray[np.intp]:
-    """``argsort(keys, axis=-1, kind="stable")`` of finite (B, m) keys, faster.
-
-    A few rows are sorted in one compiled call; many rows by numpy's default
-    (vectorised, not stable) sort, after which :func:`stable_ties` orders every
-    group of equal keys by index: the result is the stable order exactly.
-    """
-    if keys.shape[0] < 4:
-        order = np.empty(keys.shape, dtype=np.intp)
-        sorted_rows(keys, order)
-        return order
-    order = np.argsort(keys, axis=-1).astype(np.intp, copy=False)
-    stable_ties(keys, order)
-    return order
 
 
 class LinearRanker(Learner[FeedbackT]):
@@ -269,20 +256,28 @@ class LinearRanker(Learner[FeedbackT]):
     def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
         """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update.
 
-        One compiled pass checks the features, computes the scores and their
-        negation; the own order is the stable ascending order of ``−S``.
+        One compiled call computes the scores and their negation and checks the
+        features (and sorts, for a few runs); the own order is the stable
+        ascending order of ``−S``.
         """
         x = self._prepared(context)
         weights = self._weights
         assert weights is not None
         n_runs, (m, d) = weights.shape[0], x.shape
-        scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
-        xt = np.empty((d, m) if n_runs >= 4 else (0, 0))
-        flat = fused_scores(weights, x, xt, scores, neg)
+        scores, neg = np.empty((2, n_runs, m))
+        own = np.empty((n_runs, m), dtype=np.intp)
+        flat = fused_scores(
+            weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
+        )
         if flat >= 0:
             raise self._not_finite(context, x, flat)
-        # Finite scores: the fast stable sort; otherwise numpy's (NaN last).
-        own = _ascending_order(neg) if flat == -1 else own_order(scores)
+        if flat == -2:  # scores overflowed: numpy's stable sort puts NaN last
+            own = own_order(scores)
+        elif n_runs >= 4:
+            # numpy's vectorised sort (not stable), then equal keys in index order:
+            # exactly the stable order, several times faster for long lists.
+            own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
+            stable_ties(neg, own)
         own.flags.writeable = False  # returned by rank() and reused by update()
         self._cache = (context.t, scores, own)
         return scores, own

@@ -225,6 +225,7 @@ class RTopKF(LinearRanker[TopKFeedback]):
         self._round_gamma = (0, 0.0)
         params = {"eps": eps} if surrogate == "smoothdcg" else {}
         self._surrogate: Surrogate = make_surrogate(surrogate, **params)
+        self._requires = FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
         self._coins = np.empty((self.n_runs, 0))
         self._coin_pos = 0
 
@@ -237,8 +238,8 @@ class RTopKF(LinearRanker[TopKFeedback]):
 
     @property
     def requires(self) -> FeedbackRequirement:  # type: ignore[override]
-        """Top-k feedback with k = the surrogate's ``min_k``."""
-        return FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
+        """Top-k feedback with k = the surrogate's ``min_k`` (checked every round: built once)."""
+        return self._requires
 
     @property
     def eta_(self) -> float:

@@ -285,7 +285,7 @@ class Surrogate(ABC):
             grad = self._grad(scores, full_relevance(order, observed[:, :m]))
         else:
             grad = self._trusted_estimate(scores, order, observed, gamma, exploit_order)
-        return self.sign * grad
+        return grad if self.kind == "loss" else -grad  # what sign · grad gives, bit for bit
 
     def _trusted_estimate(
         self,
