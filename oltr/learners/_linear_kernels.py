@@ -246,20 +246,25 @@ def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
 
 @numba.njit(cache=True, nogil=True)
 def _row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
-    # out[b] = Σ_j rows[b, j]² in index order; four rows at a time (independent chains).
+    # out[b] = Σ_j rows[b, j]² in index order; eight rows at a time (independent chains).
     n_rows, d = rows.shape
     b = 0
-    while b + 4 <= n_rows:
+    while b + 8 <= n_rows:
         r0, r1, r2, r3 = rows[b], rows[b + 1], rows[b + 2], rows[b + 3]
-        s0 = s1 = s2 = s3 = 0.0
+        r4, r5, r6, r7 = rows[b + 4], rows[b + 5], rows[b + 6], rows[b + 7]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
         for j in range(d):
-            v0, v1, v2, v3 = r0[j], r1[j], r2[j], r3[j]
-            s0 += v0 * v0
-            s1 += v1 * v1
-            s2 += v2 * v2
-            s3 += v3 * v3
+            s0 += r0[j] * r0[j]
+            s1 += r1[j] * r1[j]
+            s2 += r2[j] * r2[j]
+            s3 += r3[j] * r3[j]
+            s4 += r4[j] * r4[j]
+            s5 += r5[j] * r5[j]
+            s6 += r6[j] * r6[j]
+            s7 += r7[j] * r7[j]
         out[b], out[b + 1], out[b + 2], out[b + 3] = s0, s1, s2, s3
-        b += 4
+        out[b + 4], out[b + 5], out[b + 6], out[b + 7] = s4, s5, s6, s7
+        b += 8
     while b < n_rows:
         r0 = rows[b]
         s0 = 0.0
