@@ -117,7 +117,7 @@ class OnlineListNet(LinearRanker[FullFeedback]):
     def update(self, context: Context, orders: Orders, feedback: FullFeedback) -> None:
         """Step along the exact ListNet gradient ``(P(S) − P(R)) X``."""
         scores, _ = self._cached_scores(context)
-        grad = self._surrogate.descent_grad(scores, feedback.relevance)
+        grad = self._surrogate.trusted_descent_grad(scores, feedback.relevance)
         if self.eta == "adaptive":
             self._adaptive_step(context, grad, self.radius)
         else:

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from oltr.surrogates._validation import (
     FeedbackArrays,
     as_gamma,
+    as_relevance,
     broadcast_scores_relevance,
     full_relevance,
     prepare_feedback,
@@ -153,6 +154,26 @@ class Surrogate(ABC):
     def descent_grad(self, scores: ArrayLike, relevance: ArrayLike) -> NDArray[np.float64]:
         """``sign · ∇_s φ(s, R)``: step along its negative, ``w ← w − η Xᵀ descent_grad``."""
         return self.sign * self.grad(scores, relevance)
+
+    def trusted_descent_grad(
+        self, scores: NDArray[np.float64], relevance: ArrayLike
+    ) -> NDArray[np.float64]:
+        """:meth:`descent_grad` for a learner's own (B, m) float64 scores.
+
+        The scores are the learner's and need no check; the relevance comes from
+        outside and is validated as in :meth:`descent_grad` (finite, >= 0, one row
+        of m grades per run or one row for all).
+        """
+        r = as_relevance(relevance)
+        if r.shape[-1] != scores.shape[-1]:
+            raise ValueError(
+                f"scores and relevance must have the same number of items (last axis), "
+                f"got {scores.shape[-1]} and {r.shape[-1]}"
+            )
+        grad = self._grad(
+            scores, r if r.shape == scores.shape else np.broadcast_to(r, scores.shape)
+        )
+        return grad if self.kind == "loss" else -grad
 
     # -------------------------------------------------------------- feedback
 
