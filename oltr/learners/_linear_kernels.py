@@ -37,7 +37,7 @@ def first_bad_feature(x: Any) -> int:  # pragma: no cover
         if bad:
             for j in range(d):
                 if not np.isfinite(x[i, j]):
-                    return i * d + j
+                    return int(i * d + j)
     return -1
 
 
