@@ -128,14 +128,14 @@ class Feedback:
     orders: Orders
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "orders", _frozen(self.orders, np.intp))
+        orders = _frozen(self.orders, np.intp)
+        object.__setattr__(self, "orders", orders)
         for name in self._arrays():
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
-        for name in self._arrays():
-            if getattr(self, name).shape[:1] != self.orders.shape[:1]:
+            value = _frozen(getattr(self, name))
+            object.__setattr__(self, name, value)
+            if value.shape[:1] != orders.shape[:1]:
                 raise ValueError(
-                    f"{name} must have {self.n_runs} rows (one per run), "
-                    f"got shape {getattr(self, name).shape}"
+                    f"{name} must have {self.n_runs} rows (one per run), got shape {value.shape}"
                 )
 
     @classmethod

@@ -179,7 +179,7 @@ class LinearRanker(Learner[FeedbackT]):
         if not (isinstance(radius, float) and radius == float("inf")):
             check_scalar(radius, "radius", low=0, include_low=False)
         self._weights: FloatArray | None = None
-        self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
+        self._cache: tuple[int, FloatArray, NDArray[np.intp], FloatArray] | None = None
         self._sumsq = np.zeros(self.n_runs)  # AdaGrad-norm's running Σ‖g‖² per run
         self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
         self._n_averaged = 0
@@ -279,7 +279,7 @@ class LinearRanker(Learner[FeedbackT]):
             own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
             stable_ties(neg, own)
         own.flags.writeable = False  # returned by rank() and reused by update()
-        self._cache = (context.t, scores, own)
+        self._cache = (context.t, scores, own, x)
         return scores, own
 
     def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
@@ -305,10 +305,12 @@ class LinearRanker(Learner[FeedbackT]):
         assert weights is not None and average is not None and context.features is not None
         if self._buffer.shape != weights.shape:
             self._buffer = np.empty(weights.shape)
+        cache = self._cache
+        x = cache[3] if cache is not None and cache[0] == context.t else context.features
         bad = fused_step(
             weights,
             np.ascontiguousarray(direction, dtype=np.float64),
-            np.ascontiguousarray(context.features, dtype=np.float64),
+            np.ascontiguousarray(x, dtype=np.float64),
             eta,
             adaptive,
             self._sumsq,

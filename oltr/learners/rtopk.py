@@ -259,14 +259,14 @@ class RTopKF(LinearRanker[TopKFeedback]):
         """The averaged iterate (``report="average"``) or the played weights (``"last"``)."""
         return self.averaged_weights_ if self.report == "average" else self.weights_
 
-    def _explore(self, gamma: float) -> NDArray[np.bool_]:
-        """One exploration coin per run: True with probability γ."""
+    def _explore(self, gamma: float) -> NDArray[np.intp]:
+        """The runs whose exploration coin (True with probability γ) came up this round."""
         if self._coin_pos == self._coins.shape[1]:
             self._coins = self.rngs.random((_COIN_BLOCK,))
             self._coin_pos = 0
         coins = self._coins[:, self._coin_pos]
         self._coin_pos += 1
-        return coins < gamma
+        return (coins < gamma).nonzero()[0]
 
     def rank(self, context: Context) -> Orders:
         """Each run's own order, or (probability γ_t) a uniformly random one."""
@@ -275,11 +275,11 @@ class RTopKF(LinearRanker[TopKFeedback]):
         self._round_gamma = (context.t, gamma)
         _, own = self._scores(context)
         explore = self._explore(gamma)
-        if not explore.any():
+        if explore.size == 0:
             return own
         orders = own.copy()
-        for b in np.flatnonzero(explore):
-            orders[b] = self.rngs[int(b)].permutation(context.n_items)
+        for b in explore.tolist():
+            orders[b] = self.rngs[b].permutation(context.n_items)
         return orders
 
     def update(self, context: Context, orders: Orders, feedback: TopKFeedback) -> None:
