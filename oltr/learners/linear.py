@@ -11,10 +11,19 @@ of the whole product (a (1, d) product goes to gemv, a (5, d) one to gemm, a
 small one to a "small matrix" kernel), and each kernel sums in its own order,
 so one run's scores differed in the last bits between ``B = 1`` and ``B = 5``.
 A chaotic learner (SmoothDCG's 1/ε) turns those bits into different rankings
-within a few hundred rounds. The loops below compute run ``b``'s row with the
-same instructions in the same order whatever ``B`` is: the sum over features
-runs in index order, vectorised across items (scores) or features (the step),
-never across runs.
+within a few hundred rounds. The loops (:mod:`oltr.learners._linear_kernels`)
+compute run ``b``'s row with the same roundings in the same order whatever
+``B`` is: every sum runs in index order from 0.0, vectorised across items
+(scores) or features (the step), never across runs; blocks of four runs only
+share the loads of ``X``.
+
+A round is two compiled calls: one computes the scores (checking the features
+through them: a non-finite feature makes its score non-finite) and, for a few
+runs, sorts them; the other takes the step, projects, checks that the weights
+stay finite and updates their running average. The projection's sum of
+squares runs in index order; before, numpy's einsum summed in its own
+(CPU-dependent) order, so projected weights moved in the last bits, within the
+bound that ``tests/test_linear_kernels.py`` derives and checks.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Chaudhuri & Tewari (2016) learn a linear scorer ``s = X w`` on query streams
 while only the relevances of the top ``k`` shown documents are revealed. Each
 round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
 
-1. scores ``S = W Xᵀ`` (one matmul for all runs, shape (B, m)) and the
+1. scores ``S = W Xᵀ`` (one compiled call for all runs, shape (B, m)) and the
    learner's own order σ_t = argsort(−s) (ties: lower index first);
 2. with probability 1 − γ show σ_t, with probability γ a uniformly random
    order (Algorithm 1 steps 5–6);
