@@ -201,10 +201,10 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
 
 
 def matmul_flops() -> float:
-    """Single-thread dgemm rate (flop/s), best of a few 512×512 products."""
+    """Single-thread dgemm rate (flop/s), the best of ten rounds of 512×512 products."""
     a = np.random.default_rng(0).random((512, 512))
     b = a.T.copy()
-    best = min(timed(lambda _: a @ b, 5) / 5 for _ in range(3))
+    best = min(timed(lambda _: a @ b, 5) / 5 for _ in range(10))  # best of 10: load only slows
     return 2 * 512**3 / best
 
 
