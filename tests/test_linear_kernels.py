@@ -11,7 +11,7 @@ from scipy.special import softmax
 
 from oltr.errors import InputError
 from oltr.feedback import TopKFeedback
-from oltr.learners._linear_kernels import fused_step, rows_times
+from oltr.learners._linear_kernels import fused_step, rows_times, stable_ties
 from oltr.learners.linear import batch_scores, own_order, project_rows
 from oltr.learners.rtopk import RTopKF
 from oltr.surrogates.listwise import _softmax
@@ -176,3 +176,15 @@ def test_listnet_softmax_is_scipys_bit_for_bit():
     for shape in [(1, 1), (3, 7), (64, 120), (2, 300)]:
         v = gen.normal(size=shape) * 20
         np.testing.assert_array_equal(_softmax(v), softmax(v, axis=-1))
+
+
+def test_unstable_sort_then_tie_pass_is_the_stable_sort():
+    gen = np.random.default_rng(6)
+    for m in (1, 2, 5, 40, 130):
+        keys = gen.integers(-2, 3, size=(9, m)).astype(float)
+        keys[0] = 0.0  # one group of m
+        keys[1, ::2] = -0.0  # -0.0 and 0.0 tie
+        keys[2] = gen.normal(size=m)  # no ties
+        order = np.argsort(keys, axis=-1)
+        stable_ties(keys, order)
+        np.testing.assert_array_equal(order, np.argsort(keys, axis=-1, kind="stable"))

@@ -221,27 +221,34 @@ def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
     """Put every run of equal keys in ``order`` (sorted by ``keys``) in index order.
 
     After any ascending sort of finite keys, equal keys are adjacent; ordering
-    each such group by item index gives exactly the stable sort.
+    each such group by item index gives exactly the stable sort. One compare
+    per position when there are no ties.
     """
     n_runs, m = order.shape
     for b in range(n_runs):
         row = order[b]
         key = keys[b]
-        start = 0
-        while start < m:
-            end = start + 1
-            k0 = key[row[start]]
-            while end < m and key[row[end]] == k0:
+        prev = key[row[0]]
+        p = 1
+        while p < m:
+            cur = key[row[p]]
+            if cur != prev:
+                prev = cur
+                p += 1
+                continue
+            start, end = p - 1, p + 1  # a group of equal keys: find its end ...
+            while end < m and key[row[end]] == prev:
                 end += 1
-            if end - start > 1:  # insertion sort of the (usually tiny) group by index
-                for p in range(start + 1, end):
-                    v = row[p]
-                    q = p - 1
-                    while q >= start and row[q] > v:
-                        row[q + 1] = row[q]
-                        q -= 1
-                    row[q + 1] = v
-            start = end
+            for r in range(start + 1, end):  # ... and insertion-sort it by index
+                v = row[r]
+                q = r - 1
+                while q >= start and row[q] > v:
+                    row[q + 1] = row[q]
+                    q -= 1
+                row[q + 1] = v
+            if end < m:
+                prev = key[row[end]]
+            p = end + 1
 
 
 @numba.njit(cache=True, nogil=True)
