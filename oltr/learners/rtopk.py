@@ -270,7 +270,8 @@ class RTopKF(LinearRanker[TopKFeedback]):
 
     def rank(self, context: Context) -> Orders:
         """Each run's own order, or (probability γ_t) a uniformly random one."""
-        _ = self.eta_  # without T and the paper's schedule, fail before round 1
+        if self._weights is None:
+            _ = self.eta_  # without T and the paper's schedule, fail before round 1
         gamma = self.gamma_at(context.t)
         self._round_gamma = (context.t, gamma)
         _, own = self._scores(context)

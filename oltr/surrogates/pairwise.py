@@ -153,15 +153,8 @@ class RankSVMHinge(Surrogate):
         exploit_order: NDArray[np.intp],
     ) -> NDArray[np.float64]:
         out = np.empty(scores.shape)
-        ranksvm_estimate(
-            np.ascontiguousarray(scores),
-            np.ascontiguousarray(order),
-            np.ascontiguousarray(observed),
-            float(gamma),
-            _reciprocal(math.comb(scores.shape[-1], 2)),
-            np.ascontiguousarray(exploit_order[:, :2]),
-            out,
-        )
+        floor = _reciprocal(math.comb(scores.shape[-1], 2))
+        ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
         return out
 
     @property

@@ -83,14 +83,7 @@ class SquaredLoss(Surrogate):
         exploit_order: NDArray[np.intp],
     ) -> NDArray[np.float64]:
         out = np.empty(scores.shape)
-        squared_estimate(
-            np.ascontiguousarray(scores),
-            np.ascontiguousarray(order),
-            np.ascontiguousarray(observed),
-            float(gamma),
-            np.ascontiguousarray(exploit_order[:, 0]),
-            out,
-        )
+        squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
         return out
 
     @property
