@@ -69,7 +69,7 @@ def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray,
     """``(S, −S)`` for finite features (the caller checked them), shape (B, m) each."""
     x = np.ascontiguousarray(features, dtype=np.float64)
     n_runs, (m, d) = weights.shape[0], x.shape
-    scores, neg = np.empty((2, n_runs, m))
+    scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
     xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE
     order = np.empty((n_runs, m), dtype=np.intp)
     if fused_scores(weights, x, xt, scores, neg, order) >= 0:
@@ -273,7 +273,7 @@ class LinearRanker(Learner[FeedbackT]):
         weights = self._weights
         assert weights is not None
         n_runs, (m, d) = weights.shape[0], x.shape
-        scores, neg = np.empty((2, n_runs, m))
+        scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
         own = np.empty((n_runs, m), dtype=np.intp)
         flat = fused_scores(
             weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
