@@ -14,6 +14,7 @@ from oltr.feedback import TopKFeedback
 from oltr.learners._linear_kernels import fused_step, rows_times, stable_ties
 from oltr.learners.linear import batch_scores, own_order, project_rows
 from oltr.learners.rtopk import RTopKF
+from oltr.surrogates import ListNet
 from oltr.surrogates.listwise import _softmax
 from oltr.types import Context
 
@@ -188,3 +189,12 @@ def test_unstable_sort_then_tie_pass_is_the_stable_sort():
         order = np.argsort(keys, axis=-1)
         stable_ties(keys, order)
         np.testing.assert_array_equal(order, np.argsort(keys, axis=-1, kind="stable"))
+
+
+def test_listnet_gradient_is_scipys_softmax_difference_bit_for_bit():
+    gen = np.random.default_rng(7)
+    for shape in [(5,), (3, 7), (64, 120), (2, 3, 9)]:
+        s, r = gen.normal(size=shape) * 4, gen.integers(0, 5, size=shape)
+        want = softmax(s, axis=-1) - softmax(r.astype(float), axis=-1)
+        np.testing.assert_array_equal(ListNet().grad(s, r), want)
+        np.testing.assert_array_equal(ListNet().trusted_descent_grad(s, r), want)
