@@ -198,3 +198,12 @@ def test_listnet_gradient_is_scipys_softmax_difference_bit_for_bit():
         want = softmax(s, axis=-1) - softmax(r.astype(float), axis=-1)
         np.testing.assert_array_equal(ListNet().grad(s, r), want)
         np.testing.assert_array_equal(ListNet().trusted_descent_grad(s, r), want)
+
+
+@pytest.mark.parametrize("n_runs", [1, 5])
+def test_batch_scores_leaves_non_finite_features_to_the_caller(n_runs: int):
+    # The learners check features (InputError); the bare product only propagates NaN.
+    x = np.ones((3, 2))
+    x[1, 0] = np.nan
+    scores = batch_scores(np.ones((n_runs, 2)), x)
+    assert np.isnan(scores[:, 1]).all() and (scores[:, [0, 2]] == 2.0).all()

@@ -66,14 +66,12 @@ def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
 
 
 def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """``(S, −S)`` for finite features (the caller checked them), shape (B, m) each."""
+    """``(S, −S)``, shape (B, m) each; non-finite features give non-finite scores, unchecked."""
     x = np.ascontiguousarray(features, dtype=np.float64)
     n_runs, (m, d) = weights.shape[0], x.shape
     scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
     xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE
-    order = np.empty((n_runs, m), dtype=np.intp)
-    if fused_scores(weights, x, xt, scores, neg, order) >= 0:
-        raise ValueError("features must be finite")
+    fused_scores(weights, x, xt, scores, neg, np.empty((n_runs, m), dtype=np.intp))
     return scores, neg
 
 
