@@ -21,9 +21,9 @@ A round is two compiled calls: one computes the scores (checking the features
 through them: a non-finite feature makes its score non-finite) and, for a few
 runs, sorts them; the other takes the step, projects, checks that the weights
 stay finite and updates their running average. The projection's sum of
-squares runs in index order; before, numpy's einsum summed in its own
-(CPU-dependent) order, so projected weights moved in the last bits, within the
-bound that ``tests/test_linear_kernels.py`` derives and checks.
+squares runs in index order; before, numpy's einsum summed in its own order,
+so projected weights moved in the last bits, within the bound that
+``tests/test_linear_kernels.py`` derives and checks.
 """
 
 from __future__ import annotations
