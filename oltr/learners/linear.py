@@ -11,81 +11,44 @@ of the whole product (a (1, d) product goes to gemv, a (5, d) one to gemm, a
 small one to a "small matrix" kernel), and each kernel sums in its own order,
 so one run's scores differed in the last bits between ``B = 1`` and ``B = 5``.
 A chaotic learner (SmoothDCG's 1/ε) turns those bits into different rankings
-within a few hundred rounds. The loops below compute run ``b``'s row with the
-same instructions in the same order whatever ``B`` is: the sum over features
-runs in index order, vectorised across items (scores) or features (the step),
-never across runs.
+within a few hundred rounds. The loops (:mod:`oltr.learners._linear_kernels`)
+compute run ``b``'s row with the same roundings in the same order whatever
+``B`` is: every sum runs in index order from 0.0, vectorised across items
+(scores) or features (the step), never across runs; blocks of four runs only
+share the loads of ``X``.
+
+A round is two compiled calls: one computes the scores (checking the features
+through them: a non-finite feature makes its score non-finite) and, for a few
+runs, sorts them; the other takes the step, projects, checks that the weights
+stay finite and updates their running average. The projection's sum of
+squares runs in index order; before, numpy's einsum summed in its own order,
+so projected weights moved in the last bits, within the bound that
+``tests/test_linear_kernels.py`` derives and checks.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.errors import InputError, NumericalError
+from oltr.learners._linear_kernels import (
+    first_bad_feature,
+    fused_scores,
+    fused_step,
+    project_each,
+    stable_ties,
+)
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_scalar
 
+#: Fewer than four runs score from X itself (no transposed copy).
+_NO_TRANSPOSE = np.empty((0, 0))
+
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
-
-
-@numba.njit(cache=True, nogil=True)
-def _scores_kernel(weights: Any, features_t: Any, out: Any) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features_t.shape[1]
-    for b in range(n_runs):
-        row = out[b]
-        for i in range(m):
-            row[i] = 0.0
-        for j in range(d):
-            w = weights[b, j]
-            if w != 0.0:  # a zero weight adds exact zeros; w₁ = 0 makes this common early
-                for i in range(m):
-                    row[i] += w * features_t[j, i]
-
-
-@numba.njit(cache=True, nogil=True)
-def _step_kernel(weights: Any, coef: Any, features: Any, buffer: Any) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features.shape[0]
-    for b in range(n_runs):
-        for j in range(d):
-            buffer[j] = 0.0
-        for i in range(m):
-            c = coef[b, i]
-            if c != 0.0:  # sparse directions (top-k estimators off exploration) skip rows
-                for j in range(d):
-                    buffer[j] += c * features[i, j]
-        for j in range(d):
-            weights[b, j] -= buffer[j]
-
-
-@numba.njit(cache=True, nogil=True)
-def _adaptive_step_kernel(
-    weights: Any, direction: Any, features: Any, scale: float, sumsq: Any, buffer: Any
-) -> None:  # pragma: no cover
-    n_runs, d = weights.shape
-    m = features.shape[0]
-    for b in range(n_runs):
-        for j in range(d):
-            buffer[j] = 0.0
-        for i in range(m):
-            c = direction[b, i]
-            if c != 0.0:
-                for j in range(d):
-                    buffer[j] += c * features[i, j]
-        norm2 = 0.0
-        for j in range(d):
-            norm2 += buffer[j] * buffer[j]
-        sumsq[b] += norm2
-        if sumsq[b] > 0.0:
-            eta = scale / np.sqrt(sumsq[b])
-            for j in range(d):
-                weights[b, j] -= eta * buffer[j]
 
 
 def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
@@ -98,9 +61,18 @@ def batch_scores(weights: FloatArray, features: FloatArray) -> FloatArray:
     array([[ 3.,  3.],
            [-1.,  0.]])
     """
-    out = np.empty((weights.shape[0], features.shape[0]))
-    _scores_kernel(weights, np.ascontiguousarray(features.T), out)
-    return out
+    scores, _ = _scores_pair(np.ascontiguousarray(weights, dtype=np.float64), features)
+    return scores
+
+
+def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(S, −S)``, shape (B, m) each; non-finite features give non-finite scores, unchecked."""
+    x = np.ascontiguousarray(features, dtype=np.float64)
+    n_runs, (m, d) = weights.shape[0], x.shape
+    scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+    xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE
+    fused_scores(weights, x, xt, scores, neg, np.empty((n_runs, m), dtype=np.intp))
+    return scores, neg
 
 
 def batch_step(
@@ -116,8 +88,7 @@ def batch_step(
     >>> w
     array([[1., 1.]])
     """
-    coef = np.ascontiguousarray(eta * direction, dtype=np.float64)
-    _step_kernel(weights, coef, np.ascontiguousarray(features), np.empty(weights.shape[1]))
+    _plain_step(weights, direction, float(eta), False, np.zeros(weights.shape[0]), features)
 
 
 def batch_adaptive_step(
@@ -138,13 +109,28 @@ def batch_adaptive_step(
     >>> w, g
     (array([[-0.6, -0.8]]), array([25.]))
     """
-    _adaptive_step_kernel(
+    _plain_step(weights, direction, float(scale), True, sumsq, features)
+
+
+def _plain_step(
+    weights: FloatArray,
+    direction: FloatArray,
+    eta: float,
+    adaptive: bool,
+    sumsq: FloatArray,
+    features: FloatArray,
+) -> None:
+    fused_step(
         weights,
         np.ascontiguousarray(direction, dtype=np.float64),
-        np.ascontiguousarray(features),
-        float(scale),
+        np.ascontiguousarray(features, dtype=np.float64),
+        eta,
+        adaptive,
         sumsq,
-        np.empty(weights.shape[1]),
+        np.inf,
+        np.empty((0, weights.shape[1])),
+        1.0,
+        np.empty(weights.shape),
     )
 
 
@@ -167,13 +153,9 @@ def project_rows(weights: FloatArray, radius: float) -> FloatArray:
            [0.3, 0.4]])
     """
     if np.isfinite(radius):
-        norms = np.sqrt(np.einsum("bd,bd->b", weights, weights))
-        huge = ~np.isfinite(norms)
-        if huge.any():  # the sum of squares overflowed: rescale by the largest entry first
-            top = np.abs(weights[huge]).max(axis=1)
-            norms[huge] = top * np.linalg.norm(weights[huge] / top[:, None], axis=1)
-        if (norms > radius).any():
-            weights *= (radius / np.maximum(norms, radius))[:, None]
+        # Each row's sum of squares in index order (rescaled by its largest entry if it
+        # overflows), as the learners' fused step projects.
+        project_each(weights, float(radius))
     return weights
 
 
@@ -204,10 +186,11 @@ class LinearRanker(Learner[FeedbackT]):
         if not (isinstance(radius, float) and radius == float("inf")):
             check_scalar(radius, "radius", low=0, include_low=False)
         self._weights: FloatArray | None = None
-        self._cache: tuple[int, FloatArray, NDArray[np.intp]] | None = None
+        self._cache: tuple[int, FloatArray, NDArray[np.intp], FloatArray] | None = None
         self._sumsq = np.zeros(self.n_runs)  # AdaGrad-norm's running Σ‖g‖² per run
         self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
         self._n_averaged = 0
+        self._buffer = np.empty((0, 0))  # the step's (B, d) sums, reused every round
 
     @property
     def weights_(self) -> FloatArray:
@@ -239,18 +222,17 @@ class LinearRanker(Learner[FeedbackT]):
         """The weights a held-out evaluation (or a served ranker) uses: the current ones here."""
         return self.weights_
 
-    def _features(self, context: Context) -> FloatArray:
+    def _prepared(self, context: Context) -> FloatArray:
+        """The context's features as float64 (B, d) rows, sizing the weights at round 1.
+
+        Shapes only: the finiteness of the features is checked by the caller
+        (:meth:`_features` with numpy, :meth:`_scores` inside the scores kernel).
+        """
         x = context.features
         if x is None:
             raise ValueError(
                 f"{type(self).__name__} ranks feature lists: the context of round "
                 f"{context.t} has no features"
-            )
-        if not np.isfinite(x).all():
-            row, col = np.argwhere(~np.isfinite(x))[0]
-            raise InputError(
-                f"{type(self).__name__}: the features of round {context.t} are not finite "
-                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
             )
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]))
@@ -261,16 +243,50 @@ class LinearRanker(Learner[FeedbackT]):
                 f"features must have {self._weights.shape[1]} columns (as in the "
                 f"first round), got {x.shape[1]} in round {context.t}"
             )
+        return np.ascontiguousarray(x, dtype=np.float64)
+
+    def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
+        row, col = divmod(flat, x.shape[1])
+        return InputError(
+            f"{type(self).__name__}: the features of round {context.t} are not finite "
+            f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
+        )
+
+    def _features(self, context: Context) -> FloatArray:
+        """The checked features of this round (non-finite ones raise InputError)."""
+        x = self._prepared(context)
+        flat = first_bad_feature(x)
+        if flat >= 0:
+            raise self._not_finite(context, x, flat)
         return x
 
     def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
-        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update."""
-        x = self._features(context)
-        assert self._weights is not None
-        scores = batch_scores(self._weights, x)
-        own = own_order(scores)
+        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update.
+
+        One compiled call computes the scores and their negation and checks the
+        features (and sorts, for a few runs); the own order is the stable
+        ascending order of ``−S``.
+        """
+        x = self._prepared(context)
+        weights = self._weights
+        assert weights is not None
+        n_runs, (m, d) = weights.shape[0], x.shape
+        scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+        own = np.empty((n_runs, m), dtype=np.intp)
+        flat = fused_scores(
+            weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
+        )
+        if flat >= 0:
+            raise self._not_finite(context, x, flat)
+        if flat == -2:  # scores overflowed: numpy's stable sort puts NaN last
+            own = own_order(scores)
+        elif n_runs >= 4:
+            # numpy's vectorised sort (not stable), then equal keys in index order:
+            # exactly the stable order, several times faster for long lists.
+            own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
+            stable_ties(neg, own)
         own.flags.writeable = False  # returned by rank() and reused by update()
-        self._cache = (context.t, scores, own)
+        self._cache = (context.t, scores, own, x)
         return scores, own
 
     def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
@@ -281,24 +297,38 @@ class LinearRanker(Learner[FeedbackT]):
 
     def _step(self, context: Context, direction: FloatArray, eta: float, radius: float) -> None:
         """``W ← Π_U(W − η · direction · X)`` with ``direction`` of shape (B, m)."""
-        assert self._weights is not None and context.features is not None
-        batch_step(self._weights, direction, eta, context.features)
-        self._after_step(context, direction, radius)
+        self._fused_step(context, direction, float(eta), False, radius)
 
     def _adaptive_step(self, context: Context, direction: FloatArray, radius: float) -> None:
         """AdaGrad-norm ``W ← Π_U(W − (U/√G) · direction · X)``, per run."""
-        assert self._weights is not None and context.features is not None
         scale = radius if np.isfinite(radius) else 1.0
-        batch_adaptive_step(self._weights, direction, context.features, scale, self._sumsq)
-        self._after_step(context, direction, radius)
+        self._fused_step(context, direction, float(scale), True, radius)
 
-    def _after_step(self, context: Context, direction: FloatArray, radius: float) -> None:
-        assert self._weights is not None and self._average is not None
-        project_rows(self._weights, radius)
-        if not np.isfinite(self._weights).all():
+    def _fused_step(
+        self, context: Context, direction: FloatArray, eta: float, adaptive: bool, radius: float
+    ) -> None:
+        """Step, project, check and average every run in one compiled call."""
+        weights, average = self._weights, self._average
+        assert weights is not None and average is not None and context.features is not None
+        if self._buffer.shape != weights.shape:
+            self._buffer = np.empty(weights.shape)
+        cache = self._cache
+        x = cache[3] if cache is not None and cache[0] == context.t else context.features
+        bad = fused_step(
+            weights,
+            np.ascontiguousarray(direction, dtype=np.float64),
+            np.ascontiguousarray(x, dtype=np.float64),
+            eta,
+            adaptive,
+            self._sumsq,
+            float(radius),
+            average,
+            float(self._n_averaged + 1),
+            self._buffer,
+        )
+        if bad >= 0:
             self._fail_not_finite(context, direction, radius)
         self._n_averaged += 1
-        self._average += (self._weights - self._average) / self._n_averaged
 
     def _fail_not_finite(self, context: Context, direction: FloatArray, radius: float) -> None:
         """Stop with the learner, the round and the likely cause, instead of ranking with NaN."""

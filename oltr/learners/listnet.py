@@ -8,7 +8,7 @@ gradient of the ListNet top-1 cross-entropy (Cao et al. 2007),
     φ_{LN}(s, R) = −\\sum_i P_i(R) \\log P_i(s),\\qquad
     ∇_s φ_{LN} = P(s) − P(R),\\qquad P_j(v) = e^{v_j} / \\sum_l e^{v_l},
 
-so ``W ← Π_U(W − η (P(S) − P(R)) X)`` for all runs at once (one matmul).
+so ``W ← Π_U(W − η (P(S) − P(R)) X)`` for all runs at once (one compiled call).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class OnlineListNet(LinearRanker[FullFeedback]):
     def update(self, context: Context, orders: Orders, feedback: FullFeedback) -> None:
         """Step along the exact ListNet gradient ``(P(S) − P(R)) X``."""
         scores, _ = self._cached_scores(context)
-        grad = self._surrogate.descent_grad(scores, feedback.relevance)
+        grad = self._surrogate.trusted_descent_grad(scores, feedback.relevance)
         if self.eta == "adaptive":
             self._adaptive_step(context, grad, self.radius)
         else:

@@ -4,7 +4,7 @@ Chaudhuri & Tewari (2016) learn a linear scorer ``s = X w`` on query streams
 while only the relevances of the top ``k`` shown documents are revealed. Each
 round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
 
-1. scores ``S = W Xᵀ`` (one matmul for all runs, shape (B, m)) and the
+1. scores ``S = W Xᵀ`` (one compiled call for all runs, shape (B, m)) and the
    learner's own order σ_t = argsort(−s) (ties: lower index first);
 2. with probability 1 − γ show σ_t, with probability γ a uniformly random
    order (Algorithm 1 steps 5–6);
@@ -225,6 +225,7 @@ class RTopKF(LinearRanker[TopKFeedback]):
         self._round_gamma = (0, 0.0)
         params = {"eps": eps} if surrogate == "smoothdcg" else {}
         self._surrogate: Surrogate = make_surrogate(surrogate, **params)
+        self._requires = FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
         self._coins = np.empty((self.n_runs, 0))
         self._coin_pos = 0
 
@@ -237,8 +238,8 @@ class RTopKF(LinearRanker[TopKFeedback]):
 
     @property
     def requires(self) -> FeedbackRequirement:  # type: ignore[override]
-        """Top-k feedback with k = the surrogate's ``min_k``."""
-        return FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
+        """Top-k feedback with k = the surrogate's ``min_k`` (checked every round: built once)."""
+        return self._requires
 
     @property
     def eta_(self) -> float:
@@ -258,27 +259,28 @@ class RTopKF(LinearRanker[TopKFeedback]):
         """The averaged iterate (``report="average"``) or the played weights (``"last"``)."""
         return self.averaged_weights_ if self.report == "average" else self.weights_
 
-    def _explore(self, gamma: float) -> NDArray[np.bool_]:
-        """One exploration coin per run: True with probability γ."""
+    def _explore(self, gamma: float) -> NDArray[np.intp]:
+        """The runs whose exploration coin (True with probability γ) came up this round."""
         if self._coin_pos == self._coins.shape[1]:
             self._coins = self.rngs.random((_COIN_BLOCK,))
             self._coin_pos = 0
         coins = self._coins[:, self._coin_pos]
         self._coin_pos += 1
-        return coins < gamma
+        return (coins < gamma).nonzero()[0]
 
     def rank(self, context: Context) -> Orders:
         """Each run's own order, or (probability γ_t) a uniformly random one."""
-        _ = self.eta_  # without T and the paper's schedule, fail before round 1
+        if self._weights is None:
+            _ = self.eta_  # without T and the paper's schedule, fail before round 1
         gamma = self.gamma_at(context.t)
         self._round_gamma = (context.t, gamma)
         _, own = self._scores(context)
         explore = self._explore(gamma)
-        if not explore.any():
+        if explore.size == 0:
             return own
         orders = own.copy()
-        for b in np.flatnonzero(explore):
-            orders[b] = self.rngs[int(b)].permutation(context.n_items)
+        for b in explore.tolist():
+            orders[b] = self.rngs[b].permutation(context.n_items)
         return orders
 
     def update(self, context: Context, orders: Orders, feedback: TopKFeedback) -> None:

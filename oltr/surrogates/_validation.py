@@ -52,7 +52,12 @@ def as_scores(scores: ArrayLike, name: str = "scores") -> NDArray[np.float64]:
 
 def as_relevance(relevance: ArrayLike, name: str = "relevance") -> NDArray[np.float64]:
     """Finite, non-negative relevance grades of shape (..., n_items), as float64."""
-    r = _as_real(relevance, name)
+    arr = np.asarray(relevance)
+    if arr.dtype.kind in "iuf" and arr.ndim >= 1 and arr.size:
+        # Fast path for valid grades (two reductions; NaN fails both comparisons).
+        if arr.min() >= 0 and arr.max() < np.inf:
+            return arr.astype(np.float64, copy=False)
+    r = _as_real(arr, name)
     neg = r < 0
     if neg.any():
         where = _where(neg)

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from oltr.surrogates._validation import (
     FeedbackArrays,
     as_gamma,
+    as_relevance,
     broadcast_scores_relevance,
     full_relevance,
     prepare_feedback,
@@ -154,6 +155,26 @@ class Surrogate(ABC):
         """``sign · ∇_s φ(s, R)``: step along its negative, ``w ← w − η Xᵀ descent_grad``."""
         return self.sign * self.grad(scores, relevance)
 
+    def trusted_descent_grad(
+        self, scores: NDArray[np.float64], relevance: ArrayLike
+    ) -> NDArray[np.float64]:
+        """:meth:`descent_grad` for a learner's own (B, m) float64 scores.
+
+        The scores are the learner's and need no check; the relevance comes from
+        outside and is validated as in :meth:`descent_grad` (finite, >= 0, one row
+        of m grades per run or one row for all).
+        """
+        r = as_relevance(relevance)
+        if r.shape[-1] != scores.shape[-1]:
+            raise ValueError(
+                f"scores and relevance must have the same number of items (last axis), "
+                f"got {scores.shape[-1]} and {r.shape[-1]}"
+            )
+        grad = self._grad(
+            scores, r if r.shape == scores.shape else np.broadcast_to(r, scores.shape)
+        )
+        return grad if self.kind == "loss" else -grad
+
     # -------------------------------------------------------------- feedback
 
     def required_k(self, n_items: int) -> int:
@@ -284,12 +305,23 @@ class Surrogate(ABC):
         if observed.shape[-1] >= m:
             grad = self._grad(scores, full_relevance(order, observed[:, :m]))
         else:
-            ell = min(int(self.min_k or 1), m)
-            gammas = np.full(scores.shape[0], gamma)
-            grad = self._estimate(
-                FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
-            )
-        return self.sign * grad
+            grad = self._trusted_estimate(scores, order, observed, gamma, exploit_order)
+        return grad if self.kind == "loss" else -grad  # what sign · grad gives, bit for bit
+
+    def _trusted_estimate(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        """``_estimate`` for (B, m) inputs a learner made; surrogates may compile it."""
+        ell = min(int(self.min_k or 1), scores.shape[-1])
+        gammas = np.full(scores.shape[0], gamma)
+        return self._estimate(
+            FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
+        )
 
     # ------------------------------------------------------------------ Lemma 5
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import log_softmax, softmax
+from scipy.special import log_softmax
 
 from oltr.surrogates._kernels import checked_exp, f64, gather, one_hot
 from oltr.surrogates._validation import FeedbackArrays
@@ -25,6 +25,12 @@ def _kl_components(
     e_s = checked_exp(gather(s, items)[..., 0], "KL surrogate gradient")
     coeff = e_s - checked_exp(values[..., 0], "KL surrogate gradient")
     return coeff[..., None] * one_hot(i, s.shape[-1])
+
+
+def _softmax(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``scipy.special.softmax(v, axis=-1)``: the same numpy operations, without its overhead."""
+    e = np.exp(v - v.max(axis=-1, keepdims=True))
+    return f64(e / e.sum(axis=-1, keepdims=True))
 
 
 @dataclass(frozen=True)
@@ -145,10 +151,14 @@ class ListNet(Surrogate):
     )
 
     def _value(self, s: NDArray[np.float64], r: NDArray[np.float64]) -> NDArray[np.float64]:
-        return f64(-(softmax(r, axis=-1) * log_softmax(s, axis=-1)).sum(axis=-1))
+        return f64(-(_softmax(r) * log_softmax(s, axis=-1)).sum(axis=-1))
 
     def _grad(self, s: NDArray[np.float64], r: NDArray[np.float64]) -> NDArray[np.float64]:
-        return f64(softmax(s, axis=-1) - softmax(r, axis=-1))
+        both = np.empty((2, *s.shape))  # one softmax call for both: half the numpy calls
+        both[0] = s
+        both[1] = r
+        p = _softmax(both)
+        return f64(p[0] - p[1])
 
     def _general_bound(self, m: int, gamma: float, rd: float, u: float, rmax: float) -> float:
         # Full feedback: the estimate is the gradient, ‖P(s) - P(R)‖₁ <= 2, so E <= 4 R_D².

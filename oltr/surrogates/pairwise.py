@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.surrogates._kernels import f64, gather, one_hot
+from oltr.surrogates._kernels import f64, gather, one_hot, ranksvm_estimate
 from oltr.surrogates._validation import FeedbackArrays
 from oltr.surrogates.base import Surrogate
 from oltr.surrogates.decomposition import DecomposedGradient
-from oltr.surrogates.exploration import _top_set_prob
+from oltr.surrogates.exploration import _reciprocal, _top_set_prob
 
 __all__ = ["RankSVMHinge"]
 
@@ -142,6 +143,19 @@ class RankSVMHinge(Surrogate):
         den = _top_set_prob(fb.exploit_top, top, fb.gamma, fb.n_items)
         m = fb.n_items
         return (c / den)[..., None] * (one_hot(top[..., 1], m) - one_hot(top[..., 0], m))
+
+    def _trusted_estimate(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        out = np.empty(scores.shape)
+        floor = _reciprocal(math.comb(scores.shape[-1], 2))
+        ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
+        return out
 
     @property
     def decomposition(self) -> DecomposedGradient:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.surrogates._kernels import f64, one_hot
+from oltr.surrogates._kernels import f64, one_hot, squared_estimate
 from oltr.surrogates._validation import FeedbackArrays
 from oltr.surrogates.base import Surrogate
 from oltr.surrogates.decomposition import DecomposedGradient
@@ -73,6 +73,18 @@ class SquaredLoss(Surrogate):
         p = _position_prob(fb.exploit_top, top, 0, fb.gamma, fb.n_items)
         weight = fb.observed[..., 0] / p
         return 2.0 * (fb.scores - weight[..., None] * one_hot(top, fb.n_items))
+
+    def _trusted_estimate(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+    ) -> NDArray[np.float64]:
+        out = np.empty(scores.shape)
+        squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
+        return out
 
     @property
     def decomposition(self) -> DecomposedGradient:
