@@ -223,6 +223,31 @@ _COUNT_MAX = 16
 
 
 @numba.njit(cache=True)
+def order_by_counting(keys: FloatArray, out: Orders) -> None:  # pragma: no cover
+    """Stable increasing order of every run's keys, into ``out`` (B, m); ``keys`` is (m, B).
+
+    Item ``i`` goes to position ``#{j < i: k_j <= k_i} + #{j > i: k_j < k_i}``
+    (ties by lower index first, as a stable sort), counted along the run axis so
+    the inner loops vectorise and have no data-dependent branch.
+    """
+    m, n_runs = keys.shape
+    count = np.empty(n_runs, dtype=np.intp)
+    for i in range(m):
+        count[:] = 0
+        ki = keys[i]
+        for j in range(i):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] <= ki[b]
+        for j in range(i + 1, m):
+            kj = keys[j]
+            for b in range(n_runs):
+                count[b] += kj[b] < ki[b]
+        for b in range(n_runs):
+            out[b, count[b]] = i
+
+
+@numba.njit(cache=True)
 def _perturbed_orders(
     u: FloatArray,
     scale: float,
@@ -274,20 +299,7 @@ def _perturbed_orders(
                 row[i] = keys[i, b]
             out[b] = np.argsort(row, kind="mergesort")
         return
-    count = np.empty(n_runs, dtype=np.intp)
-    for i in range(m):
-        count[:] = 0
-        ki = keys[i]
-        for j in range(i):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] <= ki[b]
-        for j in range(i + 1, m):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] < ki[b]
-        for b in range(n_runs):
-            out[b, count[b]] = i
+    order_by_counting(keys, out)
 
 
 @numba.njit(cache=True)

@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFeedback
 from oltr.learners.base import Learner
-from oltr.learners.ftpl import _Perturbations
+from oltr.learners.ftpl import _Perturbations, order_by_counting
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
 from oltr.permutations import noisy_quicksort_runs
 from oltr.registry import register_learner
@@ -156,20 +156,7 @@ def _race_orders(
             w_max = max(w_max, eta * hist[b, i])
         for i in range(m):
             keys[i, b] = log_race[b, i] - (eta * hist[b, i] - w_max)
-    count = np.empty(n_runs, dtype=np.intp)
-    for i in range(m):
-        count[:] = 0
-        ki = keys[i]
-        for j in range(i):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] <= ki[b]
-        for j in range(i + 1, m):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] < ki[b]
-        for b in range(n_runs):
-            out[b, count[b]] = i
+    order_by_counting(keys, out)
 
 
 class _Histogram(Learner[Feedback]):
