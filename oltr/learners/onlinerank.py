@@ -113,14 +113,21 @@ def fpl_rate(
     >>> math.isclose(eta, math.sqrt(8 / 300)), math.isclose(bound, 2 * math.sqrt(2400))
     (True, True)
     """
+    d, r, a = fpl_constants(n_items, z=z, signal=signal, n_chosen=n_chosen)
+    if d * r * a == 0:
+        return 1.0, 0.0
+    return math.sqrt(d / (r * a * horizon)), 2.0 * math.sqrt(d * r * a * horizon)
+
+
+def fpl_constants(
+    n_items: int, *, z: str = "linear", signal: str = "choice", n_chosen: int = 1
+) -> tuple[float, float, float]:
+    """``(D, R, A)`` of :func:`fpl_rate`, which depend on everything but the horizon."""
     zw = position_weights(z, n_items)
     s = signal_values(n_items, signal=signal, n_chosen=n_chosen)
     d = float(np.abs(zw - zw[::-1]).sum())
     r = float(zw @ s)  # both increasing: the worst ranking
-    a = float(s.sum())
-    if d * r * a == 0:
-        return 1.0, 0.0
-    return math.sqrt(d / (r * a * horizon)), 2.0 * math.sqrt(d * r * a * horizon)
+    return d, r, float(s.sum())
 
 
 def _signal(feedback: Feedback) -> NDArray[Any]:
@@ -440,11 +447,14 @@ class FollowPerturbedLeader(_Histogram):
         if self.eta is not None:
             self._eta = float(self.eta)
             return
+        n_chosen = min(int(self.n_chosen), n_items)
+        # D, R, A once: without a horizon the rate is recomputed every round
+        self._dra = fpl_constants(n_items, z=self.z, signal=self.signal, n_chosen=n_chosen)
         self._eta = self._default_rate(n_items, self._horizon_or(1))
 
     def _default_rate(self, n_items: int, horizon: int) -> float:
-        n_chosen = min(int(self.n_chosen), n_items)
-        return fpl_rate(n_items, horizon, z=self.z, signal=self.signal, n_chosen=n_chosen)[0]
+        d, r, a = self._dra
+        return 1.0 if d * r * a == 0 else math.sqrt(d / (r * a * horizon))  # fpl_rate's η
 
     @property
     def eta_(self) -> float:
