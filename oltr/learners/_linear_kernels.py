@@ -252,7 +252,7 @@ def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
+def row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
     # out[b] = Σ_j rows[b, j]² in index order; eight rows at a time (independent chains).
     n_rows, d = rows.shape
     b = 0
@@ -332,7 +332,7 @@ def fused_step(
     rows_times(coef, x, buffer, True)
     totals = np.empty(n_runs)
     if adaptive:
-        _row_sumsq(buffer, totals)
+        row_sumsq(buffer, totals)
         for b in range(n_runs):
             sumsq[b] += totals[b]
             if sumsq[b] > 0.0:
@@ -346,7 +346,7 @@ def fused_step(
             for j in range(d):
                 w[j] -= g[j]
     if radius != np.inf:
-        _row_sumsq(weights, totals)
+        row_sumsq(weights, totals)
         for b in range(n_runs):
             _project_row(weights[b], radius, totals[b])
     for b in range(n_runs):
@@ -368,6 +368,6 @@ def fused_step(
 def project_each(weights: Any, radius: float) -> None:  # pragma: no cover
     """``w_b ← Π_U(w_b)`` for every row, as :func:`fused_step` projects."""
     totals = np.empty(weights.shape[0])
-    _row_sumsq(weights, totals)
+    row_sumsq(weights, totals)
     for b in range(weights.shape[0]):
         _project_row(weights[b], radius, totals[b])

@@ -28,7 +28,7 @@ so projected weights moved in the last bits, within the bound that
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,12 +41,18 @@ from oltr.learners._linear_kernels import (
     project_each,
     stable_ties,
 )
+from oltr.learners._runs_minor_kernels import scores_runs_minor, scratch_shape, step_runs_minor
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_scalar
 
 #: Fewer than four runs score from X itself (no transposed copy).
 _NO_TRANSPOSE = np.empty((0, 0))
+
+#: Batches of at least this many runs store their weights runs-minor, as Wᵀ (d, B):
+#: one vector of lanes per feature, so the sums run across runs (see
+#: :mod:`oltr.learners._runs_minor_kernels`). Smaller batches keep W (B, d) rows.
+RUNS_MINOR_FROM = 8
 
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
 
@@ -190,7 +196,8 @@ class LinearRanker(Learner[FeedbackT]):
         self._sumsq = np.zeros(self.n_runs)  # AdaGrad-norm's running Σ‖g‖² per run
         self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
         self._n_averaged = 0
-        self._buffer = np.empty((0, 0))  # the step's (B, d) sums, reused every round
+        self._buffer = np.empty((0, 0))  # the step's sums, (B, d) or runs-minor (d, B)
+        self._scratch = np.empty((0, 0))  # runs-minor scores (m, B)
 
     @property
     def weights_(self) -> FloatArray:
@@ -235,8 +242,8 @@ class LinearRanker(Learner[FeedbackT]):
                 f"{context.t} has no features"
             )
         if self._weights is None:
-            self._weights = np.zeros((self.n_runs, x.shape[1]))
-            self._average = self._weights.copy()
+            self._weights = np.zeros((self.n_runs, x.shape[1]), order=self._order())
+            self._average = self._weights.copy(order="K")
             self._n_averaged = 1
         elif x.shape[1] != self._weights.shape[1]:
             raise ValueError(
@@ -244,6 +251,24 @@ class LinearRanker(Learner[FeedbackT]):
                 f"first round), got {x.shape[1]} in round {context.t}"
             )
         return np.ascontiguousarray(x, dtype=np.float64)
+
+    def _order(self) -> Literal["C", "F"]:
+        """Memory order of the (B, d) weights: "F" (runs-minor) for large batches."""
+        return "F" if self.n_runs >= RUNS_MINOR_FROM else "C"
+
+    def _runs_minor(self) -> bool:
+        """Whether this batch uses the runs-minor kernels (restoring their layout if lost).
+
+        A restored snapshot or an assigned array may hold C-ordered weights;
+        copying them to Fortran order once changes no value.
+        """
+        if self.n_runs < RUNS_MINOR_FROM:
+            return False
+        if self._weights is not None and not self._weights.flags.f_contiguous:
+            self._weights = np.asfortranarray(self._weights)
+        if self._average is not None and not self._average.flags.f_contiguous:
+            self._average = np.asfortranarray(self._average)
+        return True
 
     def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
         row, col = divmod(flat, x.shape[1])
@@ -268,14 +293,20 @@ class LinearRanker(Learner[FeedbackT]):
         ascending order of ``−S``.
         """
         x = self._prepared(context)
+        runs_minor = self._runs_minor()
         weights = self._weights
         assert weights is not None
         n_runs, (m, d) = weights.shape[0], x.shape
         scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
         own = np.empty((n_runs, m), dtype=np.intp)
-        flat = fused_scores(
-            weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
-        )
+        if runs_minor:
+            if self._scratch.shape != scratch_shape(m, d, n_runs):
+                self._scratch = np.empty(scratch_shape(m, d, n_runs))
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg)
+        else:
+            flat = fused_scores(
+                weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
+            )
         if flat >= 0:
             raise self._not_finite(context, x, flat)
         if flat == -2:  # scores overflowed: numpy's stable sort puts NaN last
@@ -308,24 +339,44 @@ class LinearRanker(Learner[FeedbackT]):
         self, context: Context, direction: FloatArray, eta: float, adaptive: bool, radius: float
     ) -> None:
         """Step, project, check and average every run in one compiled call."""
+        runs_minor = self._runs_minor()
         weights, average = self._weights, self._average
         assert weights is not None and average is not None and context.features is not None
-        if self._buffer.shape != weights.shape:
-            self._buffer = np.empty(weights.shape)
         cache = self._cache
         x = cache[3] if cache is not None and cache[0] == context.t else context.features
-        bad = fused_step(
-            weights,
-            np.ascontiguousarray(direction, dtype=np.float64),
-            np.ascontiguousarray(x, dtype=np.float64),
-            eta,
-            adaptive,
-            self._sumsq,
-            float(radius),
-            average,
-            float(self._n_averaged + 1),
-            self._buffer,
-        )
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        direction = np.ascontiguousarray(direction, dtype=np.float64)
+        n_averaged = float(self._n_averaged + 1)
+        if runs_minor:
+            if self._buffer.shape != weights.T.shape:
+                self._buffer = np.empty(weights.T.shape)
+            bad = step_runs_minor(
+                weights.T,
+                direction,
+                x,
+                eta,
+                adaptive,
+                self._sumsq,
+                float(radius),
+                average.T,
+                n_averaged,
+                self._buffer,
+            )
+        else:
+            if self._buffer.shape != weights.shape:
+                self._buffer = np.empty(weights.shape)
+            bad = fused_step(
+                weights,
+                direction,
+                x,
+                eta,
+                adaptive,
+                self._sumsq,
+                float(radius),
+                average,
+                n_averaged,
+                self._buffer,
+            )
         if bad >= 0:
             self._fail_not_finite(context, direction, radius)
         self._n_averaged += 1

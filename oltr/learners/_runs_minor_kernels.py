@@ -1,0 +1,302 @@
+"""Compiled loops for large batches, with the weights stored runs-minor: ``Wᵀ`` of shape (d, B).
+
+The loops of :mod:`oltr.learners._linear_kernels` vectorise along items (the
+scores) or features (the step) and keep every run's sums in index order. With
+lists of 24 or 40 items, a vector loop over the items ends after three or
+five iterations, and each run's sums over features are scalar chains. Stored
+as ``Wᵀ`` (d, B), the same sums can run *across runs*: lane ``b`` of a vector
+holds run ``b``'s partial sum, each lane adds its terms in index order from
+0.0 (``a ← a + fl(x·w)``, no fused multiply-add, no reassociation), so the
+bits are exactly those of the row-major loops, whatever ``B`` is, and the
+vector loop is as long as the batch.
+
+* scores: ``Sᵀ = X Wᵀ`` is :func:`rows_times` with X's rows as coefficients;
+* step: ``Gᵀ = Xᵀ Cᵀ`` (C = η·direction, (B, m)) likewise, over the items;
+* the sums of squares of AdaGrad-norm and of the projection, the finiteness
+  check and the running average are element-wise or column sums, in index
+  order per lane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from oltr.learners._linear_kernels import first_bad_feature, row_sumsq, rows_times
+
+__all__: list[str] = []
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+#: Lists of at least this many items are computed as row-major weights are:
+#: scores vectorised along items, the step along features (then Wᵀ moved by a
+#: strided pass), where a top-k estimate's zeros are skipped. With 120 items
+#: that beats the sums across runs; with 24 or 40 it does not (measured on Zen 4
+#: at (m, d) = (120, 136), (24, 700) and (40, 46)). Both ways give the same bits.
+ROWS_FROM = 64
+
+
+def scratch_shape(m: int, d: int, n_runs: int) -> tuple[int, int]:
+    """Shape of the scratch array :func:`scores_runs_minor` needs for a list of m items."""
+    return (d, m) if m >= ROWS_FROM else (m, n_runs)
+
+
+@numba.njit(cache=True, nogil=True)
+def scores_runs_minor(
+    weights_t: Any, x: Any, scratch: Any, out: Any, neg: Any
+) -> int:  # pragma: no cover
+    """``out = (X Wᵀ)ᵀ`` (B, m) and ``neg = −out``, from ``weights_t`` of shape (d, B).
+
+    ``scratch`` receives ``X Wᵀ`` (m, B) for lists shorter than
+    :data:`ROWS_FROM`, else ``Xᵀ`` (d, m) (see :func:`scratch_shape`). Returns as
+    :func:`oltr.learners._linear_kernels.fused_scores` does: the flat index of
+    the first non-finite feature, −2 when a score is not finite although the
+    features are, else −1. The caller sorts.
+    """
+    m, d = x.shape
+    n_runs = weights_t.shape[1]
+    finite = True
+    if m >= ROWS_FROM:  # long lists: W rows times Xᵀ, vectorised along items
+        for i in range(m):
+            for j in range(d):
+                scratch[j, i] = x[i, j]
+        transposed_times(weights_t, scratch, out, np.empty(0))
+        for b in range(n_runs):
+            for i in range(m):
+                s = out[b, i]
+                neg[b, i] = -s
+                finite &= np.abs(s) <= _FLOAT_MAX
+    else:  # short lists: X times Wᵀ, vectorised across runs
+        rows_times(x, weights_t, scratch, False)
+        for i in range(m):
+            row = scratch[i]
+            for b in range(n_runs):
+                s = row[b]
+                out[b, i] = s
+                neg[b, i] = -s
+                finite &= np.abs(s) <= _FLOAT_MAX
+    if not finite:
+        bad = first_bad_feature(x)
+        return bad if bad >= 0 else -2
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _all_zero_t(x: Any, k: int, n: int) -> bool:  # pragma: no cover
+    # Whether x[k:k+4, n:n+4] is all zero (a block of terms that cannot change a sum).
+    for i in range(k, k + 4):
+        for j in range(n, n + 4):
+            if x[i, j] != 0.0:
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _tr_block(x: Any, coef_t: Any, out_t: Any, n: int, skip: bool) -> None:  # pragma: no cover
+    # out_t[n+r] = Σ_i x[i, n+r] coef_t[i] for r < 4, four items per expression (as rows_times).
+    m = x.shape[0]
+    o0, o1, o2, o3 = out_t[n], out_t[n + 1], out_t[n + 2], out_t[n + 3]
+    o0[:] = 0.0
+    o1[:] = 0.0
+    o2[:] = 0.0
+    o3[:] = 0.0
+    k = 0
+    while k + 4 <= m:
+        if skip and _all_zero_t(x, k, n):
+            k += 4
+            continue
+        a00, a01, a02, a03 = x[k, n], x[k + 1, n], x[k + 2, n], x[k + 3, n]
+        a10, a11, a12, a13 = x[k, n + 1], x[k + 1, n + 1], x[k + 2, n + 1], x[k + 3, n + 1]
+        a20, a21, a22, a23 = x[k, n + 2], x[k + 1, n + 2], x[k + 2, n + 2], x[k + 3, n + 2]
+        a30, a31, a32, a33 = x[k, n + 3], x[k + 1, n + 3], x[k + 2, n + 3], x[k + 3, n + 3]
+        c0, c1, c2, c3 = coef_t[k], coef_t[k + 1], coef_t[k + 2], coef_t[k + 3]
+        for b in range(coef_t.shape[1]):
+            v0, v1, v2, v3 = c0[b], c1[b], c2[b], c3[b]
+            o0[b] = (((o0[b] + a00 * v0) + a01 * v1) + a02 * v2) + a03 * v3
+            o1[b] = (((o1[b] + a10 * v0) + a11 * v1) + a12 * v2) + a13 * v3
+            o2[b] = (((o2[b] + a20 * v0) + a21 * v1) + a22 * v2) + a23 * v3
+            o3[b] = (((o3[b] + a30 * v0) + a31 * v1) + a32 * v2) + a33 * v3
+        k += 4
+    while k < m:
+        a00, a10, a20, a30 = x[k, n], x[k, n + 1], x[k, n + 2], x[k, n + 3]
+        c0 = coef_t[k]
+        for b in range(coef_t.shape[1]):
+            v0 = c0[b]
+            o0[b] += a00 * v0
+            o1[b] += a10 * v0
+            o2[b] += a20 * v0
+            o3[b] += a30 * v0
+        k += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _tr_row(x: Any, coef_t: Any, out_t: Any, n: int) -> None:  # pragma: no cover
+    # out_t[n] = Σ_i x[i, n] coef_t[i], one item at a time.
+    o = out_t[n]
+    o[:] = 0.0
+    for k in range(x.shape[0]):
+        a = x[k, n]
+        c = coef_t[k]
+        for b in range(coef_t.shape[1]):
+            o[b] += a * c[b]
+
+
+@numba.njit(cache=True, nogil=True)
+def transposed_times(x: Any, coef_t: Any, out_t: Any, sumsq: Any) -> None:  # pragma: no cover
+    """``out_t[n] = Σ_k x[k, n] coef_t[k]`` in k order from 0.0, and ``sumsq = Σ_n out_t[n]²``.
+
+    :func:`oltr.learners._linear_kernels.rows_times` with its coefficients read
+    transposed, in place (no transposed copy): the step's ``Gᵀ = Xᵀ Cᵀ``, and
+    the scores ``S = W Xᵀ`` from ``Wᵀ`` for long lists. Each block's squares
+    are added to ``sumsq`` while the block is in cache, in row order, as a
+    separate pass would (skipped when ``sumsq`` is empty).
+    """
+    d = x.shape[1]
+    sumsq[:] = 0.0
+    n = 0
+    while n < d:
+        rows = 4 if n + 4 <= d else 1
+        if rows == 4:
+            _tr_block(x, coef_t, out_t, n, False)
+        else:
+            _tr_row(x, coef_t, out_t, n)
+        if sumsq.shape[0] > 0:
+            for r in range(n, n + rows):
+                o = out_t[r]
+                for b in range(o.shape[0]):
+                    sumsq[b] += o[b] * o[b]
+        n += rows
+
+
+@numba.njit(cache=True, nogil=True)
+def _rescaled_norm(weights_t: Any, b: int) -> float:  # pragma: no cover
+    # ‖w_b‖ when Σ w² overflowed: rescale by the largest entry first (as _project_row).
+    top = 0.0
+    for n in range(weights_t.shape[0]):
+        top = max(top, np.abs(weights_t[n, b]))
+    total = 0.0
+    for n in range(weights_t.shape[0]):
+        v = weights_t[n, b] / top
+        total += v * v
+    return float(top * np.sqrt(total))
+
+
+@numba.njit(cache=True, nogil=True)
+def _move(
+    weights_t: Any, grad: Any, by_rows: bool, step: Any, moves: Any, norm2: Any
+) -> int:  # pragma: no cover
+    # w_b ← w_b − step_b g_b where moves[b] (grad (B, d) if by_rows, else (d, B));
+    # norm2[b] = ‖w_b‖² in n order; returns the first run whose weights are not finite.
+    n_runs = weights_t.shape[1]
+    norm2[:] = 0.0
+    ok = np.ones(n_runs, dtype=np.bool_)
+    for n in range(weights_t.shape[0]):
+        w = weights_t[n]
+        if by_rows:
+            for b in range(n_runs):
+                v = w[b] - step[b] * grad[b, n] if moves[b] else w[b]
+                w[b] = v
+                norm2[b] += v * v
+                ok[b] &= np.abs(v) <= _FLOAT_MAX
+        else:
+            g = grad[n]
+            for b in range(n_runs):
+                v = w[b] - step[b] * g[b] if moves[b] else w[b]
+                w[b] = v
+                norm2[b] += v * v
+                ok[b] &= np.abs(v) <= _FLOAT_MAX
+    for b in range(n_runs):
+        if not ok[b]:
+            return b
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _shrink_and_average(
+    weights_t: Any, radius: float, norm2: Any, average_t: Any, n_averaged: float, average: bool
+) -> None:  # pragma: no cover
+    # Projection w_b ← min{1, U/‖w_b‖} w_b (as _project_row), then ā ← ā + (w − ā)/n.
+    n_runs = weights_t.shape[1]
+    factor = np.ones(n_runs)
+    shrink = np.zeros(n_runs, dtype=np.bool_)
+    for b in range(n_runs):
+        norm = np.sqrt(norm2[b])
+        if not np.isfinite(norm):
+            norm = _rescaled_norm(weights_t, b)
+        if norm > radius:
+            factor[b] = radius / norm
+            shrink[b] = True
+    project = shrink.any()
+    if not (project or average):
+        return
+    for n in range(weights_t.shape[0]):
+        w = weights_t[n]
+        if project:
+            for b in range(n_runs):
+                w[b] = w[b] * factor[b] if shrink[b] else w[b]
+        if average:
+            a = average_t[n]
+            for b in range(n_runs):
+                a[b] += (w[b] - a[b]) / n_averaged
+
+
+@numba.njit(cache=True, nogil=True)
+def step_runs_minor(
+    weights_t: Any,
+    direction: Any,
+    x: Any,
+    eta: float,
+    adaptive: bool,
+    sumsq: Any,
+    radius: float,
+    average_t: Any,
+    n_averaged: float,
+    buffer_t: Any,
+) -> int:  # pragma: no cover
+    """:func:`oltr.learners._linear_kernels.fused_step` on runs-minor weights (d, B).
+
+    ``direction`` is (B, m) as the estimators make it; ``buffer_t`` (d·B
+    values) receives the step's sums, (d, B) or, from :data:`ROWS_FROM` items
+    on, (B, d). ``average_t`` with no columns skips the running
+    average. Same arithmetic, same result, same return; three passes over the
+    weights instead of six: the gradient with its squared norms, the move with
+    the weights' squared norms and finiteness, then the projection with the
+    running average. Finiteness is read before the projection, which is the
+    same: a factor in (0, 1] keeps finite weights finite and non-finite ones not.
+    """
+    m, d = x.shape
+    n_runs = weights_t.shape[1]
+    totals = np.empty(n_runs)
+    by_rows = m >= ROWS_FROM
+    if by_rows:  # long lists: sums vectorised along features, sparse estimates cheap
+        coef = np.empty((n_runs, m))
+        for b in range(n_runs):
+            for i in range(m):
+                coef[b, i] = direction[b, i] if adaptive else eta * direction[b, i]
+        grad = buffer_t.reshape((n_runs, d))
+        rows_times(coef, x, grad, True)
+        row_sumsq(grad, totals)
+    else:
+        coef_t = np.empty((m, n_runs))
+        for b in range(n_runs):
+            for i in range(m):
+                coef_t[i, b] = direction[b, i] if adaptive else eta * direction[b, i]
+        grad = buffer_t
+        transposed_times(x, coef_t, buffer_t, totals)
+    step = np.ones(n_runs)  # a fixed step has η inside the gradient: w − 1·g = w − g
+    moves = np.ones(n_runs, dtype=np.bool_)
+    if adaptive:
+        for b in range(n_runs):
+            sumsq[b] += totals[b]
+            moves[b] = sumsq[b] > 0.0
+            step[b] = eta / np.sqrt(sumsq[b]) if moves[b] else 0.0
+    norm2 = np.empty(n_runs)
+    bad = _move(weights_t, grad, by_rows, step, moves, norm2)
+    if radius == np.inf:
+        norm2[:] = 0.0  # no projection: every factor stays 1
+        radius = _FLOAT_MAX
+    average = bad < 0 and average_t.shape[1] > 0
+    _shrink_and_average(weights_t, radius, norm2, average_t, n_averaged, average)
+    return bad
