@@ -84,22 +84,26 @@ def step_inputs(gen: np.random.Generator, n_runs: int, m: int, d: int, sparse: b
 @pytest.mark.parametrize("adaptive", [True, False])
 @pytest.mark.parametrize("radius", [0.7, np.inf])
 @pytest.mark.parametrize("sparse", [True, False])
-def test_step_equals_the_row_major_step(m: int, adaptive: bool, radius: float, sparse: bool):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_step_equals_the_row_major_step(
+    m: int, adaptive: bool, radius: float, sparse: bool, dtype: type
+):
+    # float32: the same roundings too (products in float32, steps rounded once when stored).
     gen = np.random.default_rng(m + 10 * adaptive + 100 * sparse)
     n_runs, d = 9, 14
-    weights, direction, x = step_inputs(gen, n_runs, m, d, sparse)
-    average = gen.normal(size=(n_runs, d))
+    weights, direction, x = (a.astype(dtype) for a in step_inputs(gen, n_runs, m, d, sparse))
+    average = gen.normal(size=(n_runs, d)).astype(dtype)
     sumsq = np.zeros(n_runs)
     sumsq[::2] = gen.random(len(range(0, n_runs, 2)))
     sumsq[2] = 0.0  # with a zero direction, run 2 keeps G = 0 and does not move
     eta = 0.3
     rows = (weights.copy(), sumsq.copy(), average.copy())
     bad = fused_step(
-        rows[0], direction, x, eta, adaptive, rows[1], radius, rows[2], 4.0, np.empty(weights.shape)
+        rows[0], direction, x, eta, adaptive, rows[1], radius, rows[2], 4.0, np.empty_like(weights)
     )
     cols = (np.ascontiguousarray(weights.T), sumsq.copy(), np.ascontiguousarray(average.T))
     bad_t = step_runs_minor(
-        cols[0], direction, x, eta, adaptive, cols[1], radius, cols[2], 4.0, np.empty((d, n_runs))
+        cols[0], direction, x, eta, adaptive, cols[1], radius, cols[2], 4.0, np.empty_like(cols[0])
     )
     assert bad == bad_t == -1
     np.testing.assert_array_equal(cols[0].T, rows[0])
@@ -144,20 +148,29 @@ def play(learner, rounds: int = 40, d: int = 6) -> list[np.ndarray]:
     return shown
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda b, s: RTopKF(surrogate="squared", n_runs=b, rng=s),
-        lambda b, s: RTopKF(surrogate="ranksvm", eta=0.05, gamma=0.3, n_runs=b, rng=s),
-        lambda b, s: RTopKF(surrogate="smoothdcg", n_runs=b, rng=s),
-        lambda b, s: OnlineListNet(n_runs=b, rng=s),
-    ],
-)
-def test_a_large_batch_equals_its_runs_alone(make):
-    reps = list(range(RUNS_MINOR_FROM + 1))
+LEARNERS = {
+    "squared": lambda b, s, dt: RTopKF(surrogate="squared", dtype=dt, n_runs=b, rng=s),
+    "ranksvm": lambda b, s, dt: RTopKF(
+        surrogate="ranksvm", eta=0.05, gamma=0.3, dtype=dt, n_runs=b, rng=s
+    ),
+    "smoothdcg": lambda b, s, dt: RTopKF(surrogate="smoothdcg", dtype=dt, n_runs=b, rng=s),
+    "listnet": lambda b, s, dt: OnlineListNet(dtype=dt, n_runs=b, rng=s),
+}
+
+
+@pytest.mark.parametrize("name", list(LEARNERS))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("n_runs", [2, 5, RUNS_MINOR_FROM + 1])
+def test_a_batch_equals_its_runs_alone(name: str, dtype: str, n_runs: int):
+    # Every way of summing (B < 4 direct, B < 8 transposed X, runs-minor) in both precisions.
+    def make(b, s):
+        return LEARNERS[name](b, s, dtype)
+
+    reps = list(range(n_runs))
     batch = make(len(reps), RunGenerators.from_keys(9, "learner", reps=reps))
     shown = play(batch)
-    assert batch.weights_.flags.f_contiguous  # stored runs-minor
+    assert batch.weights_.dtype == np.dtype(dtype)
+    assert batch.weights_.flags.f_contiguous == (n_runs >= RUNS_MINOR_FROM)
     for b in reps:
         alone = make(1, RunGenerators.from_keys(9, "learner", reps=[b]))
         for together, single in zip(shown, play(alone), strict=True):

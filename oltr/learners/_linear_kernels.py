@@ -2,7 +2,9 @@
 
 Every entry of a product is a sum in index order of rounded products, started
 at 0.0 (``a ← a + fl(w·x)``, no fused multiply-add, no reassociation:
-``fastmath`` is off), so a run's row is the same bits whatever ``B`` is and
+``fastmath`` is off), in the precision of the arrays (float64, or float32 for
+``dtype="float32"`` learners, whose sums of squares and steps are float64
+expressions rounded once when stored), so a run's row is the same bits whatever ``B`` is and
 however the loops are blocked. Blocking four runs together only shares the
 loads of ``X`` between them; each lane still performs its own sequence.
 Adding ``fl(0·x) = ±0`` to such a sum never changes it (the sum is never −0),
@@ -46,13 +48,14 @@ def _scores_direct(weights: Any, x: Any, out: Any) -> None:  # pragma: no cover
     # Few runs: eight items at a time, eight independent sums over the rows of X.
     n_runs, d = weights.shape
     m = x.shape[0]
+    zero = out.dtype.type(0.0)  # float32 weights sum in float32, as rows_times does
     for b in range(n_runs):
         w = weights[b]
         i = 0
         while i + 8 <= m:
             x0, x1, x2, x3 = x[i], x[i + 1], x[i + 2], x[i + 3]
             x4, x5, x6, x7 = x[i + 4], x[i + 5], x[i + 6], x[i + 7]
-            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
             for j in range(d):
                 v = w[j]
                 a0 += v * x0[j]
@@ -68,7 +71,7 @@ def _scores_direct(weights: Any, x: Any, out: Any) -> None:  # pragma: no cover
             i += 8
         while i < m:
             xi = x[i]
-            a = 0.0
+            a = zero
             for j in range(d):
                 a += w[j] * xi[j]
             out[b, i] = a
@@ -325,7 +328,7 @@ def fused_step(
     """
     n_runs, d = weights.shape
     m = x.shape[0]
-    coef = np.empty((n_runs, m))
+    coef = np.empty((n_runs, m), weights.dtype)
     for b in range(n_runs):
         for i in range(m):
             coef[b, i] = direction[b, i] if adaptive else eta * direction[b, i]

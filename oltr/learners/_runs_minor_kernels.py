@@ -198,15 +198,17 @@ def _move(
             for b in range(n_runs):
                 v = w[b] - step[b] * grad[b, n] if moves[b] else w[b]
                 w[b] = v
-                norm2[b] += v * v
-                ok[b] &= np.abs(v) <= _FLOAT_MAX
+                stored = w[b]  # float32 weights: rounded, and squared in float32 as row_sumsq does
+                norm2[b] += stored * stored
+                ok[b] &= np.abs(stored) <= _FLOAT_MAX
         else:
             g = grad[n]
             for b in range(n_runs):
                 v = w[b] - step[b] * g[b] if moves[b] else w[b]
                 w[b] = v
-                norm2[b] += v * v
-                ok[b] &= np.abs(v) <= _FLOAT_MAX
+                stored = w[b]  # float32 weights: rounded, and squared in float32 as row_sumsq does
+                norm2[b] += stored * stored
+                ok[b] &= np.abs(stored) <= _FLOAT_MAX
     for b in range(n_runs):
         if not ok[b]:
             return b
@@ -271,7 +273,7 @@ def step_runs_minor(
     totals = np.empty(n_runs)
     by_rows = m >= ROWS_FROM
     if by_rows:  # long lists: sums vectorised along features, sparse estimates cheap
-        coef = np.empty((n_runs, m))
+        coef = np.empty((n_runs, m), weights_t.dtype)
         for b in range(n_runs):
             for i in range(m):
                 coef[b, i] = direction[b, i] if adaptive else eta * direction[b, i]
@@ -279,7 +281,7 @@ def step_runs_minor(
         rows_times(coef, x, grad, True)
         row_sumsq(grad, totals)
     else:
-        coef_t = np.empty((m, n_runs))
+        coef_t = np.empty((m, n_runs), weights_t.dtype)
         for b in range(n_runs):
             for i in range(m):
                 coef_t[i, b] = direction[b, i] if adaptive else eta * direction[b, i]

@@ -44,7 +44,7 @@ from oltr.learners._linear_kernels import (
 from oltr.learners._runs_minor_kernels import scores_runs_minor, scratch_shape, step_runs_minor
 from oltr.learners.base import FeedbackT, Learner
 from oltr.types import Context, FloatArray, RunRNGLike
-from oltr.validation import check_scalar
+from oltr.validation import check_choice, check_scalar
 
 #: Fewer than four runs score from X itself (no transposed copy).
 _NO_TRANSPOSE = np.empty((0, 0))
@@ -53,6 +53,9 @@ _NO_TRANSPOSE = np.empty((0, 0))
 #: one vector of lanes per feature, so the sums run across runs (see
 #: :mod:`oltr.learners._runs_minor_kernels`). Smaller batches keep W (B, d) rows.
 RUNS_MINOR_FROM = 8
+
+#: The precisions a linear learner computes in.
+LINEAR_DTYPES: tuple[str, ...] = ("float64", "float32")
 
 __all__ = ["LinearRanker", "batch_scores", "batch_step", "own_order", "project_rows"]
 
@@ -181,14 +184,27 @@ class LinearRanker(Learner[FeedbackT]):
     ----------
     radius
         U: the weights stay in the ℓ2 ball of radius U (``inf``: unconstrained).
+    dtype
+        ``"float64"`` (default) or ``"float32"``: the precision of the weights,
+        the features as the learner reads them, the scores and the products'
+        sums (see *float32* in the README for the accuracy this costs).
     n_runs, rng
         See :class:`~oltr.learners.base.Learner`.
     """
 
     context_kind: ClassVar[str] = "features"
 
-    def __init__(self, *, radius: float, n_runs: int = 1, rng: RunRNGLike = None) -> None:
+    def __init__(
+        self,
+        *,
+        radius: float,
+        dtype: str = "float64",
+        n_runs: int = 1,
+        rng: RunRNGLike = None,
+    ) -> None:
         super().__init__(n_runs=n_runs, rng=rng)
+        check_choice(dtype, "dtype", LINEAR_DTYPES)
+        self._dtype = np.dtype(dtype)
         if not (isinstance(radius, float) and radius == float("inf")):
             check_scalar(radius, "radius", low=0, include_low=False)
         self._weights: FloatArray | None = None
@@ -230,7 +246,7 @@ class LinearRanker(Learner[FeedbackT]):
         return self.weights_
 
     def _prepared(self, context: Context) -> FloatArray:
-        """The context's features as float64 (B, d) rows, sizing the weights at round 1.
+        """The context's features (m, d) in the learner's dtype, sizing the weights at round 1.
 
         Shapes only: the finiteness of the features is checked by the caller
         (:meth:`_features` with numpy, :meth:`_scores` inside the scores kernel).
@@ -242,7 +258,7 @@ class LinearRanker(Learner[FeedbackT]):
                 f"{context.t} has no features"
             )
         if self._weights is None:
-            self._weights = np.zeros((self.n_runs, x.shape[1]), order=self._order())
+            self._weights = np.zeros((self.n_runs, x.shape[1]), self._dtype, order=self._order())
             self._average = self._weights.copy(order="K")
             self._n_averaged = 1
         elif x.shape[1] != self._weights.shape[1]:
@@ -250,7 +266,8 @@ class LinearRanker(Learner[FeedbackT]):
                 f"features must have {self._weights.shape[1]} columns (as in the "
                 f"first round), got {x.shape[1]} in round {context.t}"
             )
-        return np.ascontiguousarray(x, dtype=np.float64)
+        with np.errstate(over="ignore"):  # beyond float32: inf, named by the scores' check
+            return np.ascontiguousarray(x, dtype=self._dtype)
 
     def _order(self) -> Literal["C", "F"]:
         """Memory order of the (B, d) weights: "F" (runs-minor) for large batches."""
@@ -272,9 +289,13 @@ class LinearRanker(Learner[FeedbackT]):
 
     def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
         row, col = divmod(flat, x.shape[1])
+        value = np.asarray(context.features)[row, col]
+        beyond = (
+            "" if np.isfinite(x[row, col]) or not np.isfinite(value) else f" (beyond {x.dtype})"
+        )
         return InputError(
             f"{type(self).__name__}: the features of round {context.t} are not finite "
-            f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
+            f"(document {row}, feature {col} is {value}{beyond}); clean or drop them first"
         )
 
     def _features(self, context: Context) -> FloatArray:
@@ -297,15 +318,20 @@ class LinearRanker(Learner[FeedbackT]):
         weights = self._weights
         assert weights is not None
         n_runs, (m, d) = weights.shape[0], x.shape
-        scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+        scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
         own = np.empty((n_runs, m), dtype=np.intp)
         if runs_minor:
             if self._scratch.shape != scratch_shape(m, d, n_runs):
-                self._scratch = np.empty(scratch_shape(m, d, n_runs))
+                self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
             flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg)
         else:
             flat = fused_scores(
-                weights, x, np.empty((d, m) if n_runs >= 4 else (0, 0)), scores, neg, own
+                weights,
+                x,
+                np.empty((d, m) if n_runs >= 4 else (0, 0), self._dtype),
+                scores,
+                neg,
+                own,
             )
         if flat >= 0:
             raise self._not_finite(context, x, flat)
@@ -317,6 +343,8 @@ class LinearRanker(Learner[FeedbackT]):
             own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
             stable_ties(neg, own)
         own.flags.writeable = False  # returned by rank() and reused by update()
+        if scores.dtype != np.float64:  # the estimators work in float64 from the float32 scores
+            scores = scores.astype(np.float64)
         self._cache = (context.t, scores, own, x)
         return scores, own
 
@@ -344,12 +372,12 @@ class LinearRanker(Learner[FeedbackT]):
         assert weights is not None and average is not None and context.features is not None
         cache = self._cache
         x = cache[3] if cache is not None and cache[0] == context.t else context.features
-        x = np.ascontiguousarray(x, dtype=np.float64)
-        direction = np.ascontiguousarray(direction, dtype=np.float64)
+        x = np.ascontiguousarray(x, dtype=self._dtype)
+        direction = np.ascontiguousarray(direction, dtype=self._dtype)
         n_averaged = float(self._n_averaged + 1)
         if runs_minor:
             if self._buffer.shape != weights.T.shape:
-                self._buffer = np.empty(weights.T.shape)
+                self._buffer = np.empty(weights.T.shape, self._dtype)
             bad = step_runs_minor(
                 weights.T,
                 direction,
@@ -364,7 +392,7 @@ class LinearRanker(Learner[FeedbackT]):
             )
         else:
             if self._buffer.shape != weights.shape:
-                self._buffer = np.empty(weights.shape)
+                self._buffer = np.empty(weights.shape, self._dtype)
             bad = fused_step(
                 weights,
                 direction,

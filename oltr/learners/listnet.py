@@ -46,6 +46,10 @@ class OnlineListNet(LinearRanker[FullFeedback]):
     radius
         U > 0, radius of the weight ball (``inf``: no projection); default 1, as
         for :class:`~oltr.learners.rtopk.RTopKF`.
+    dtype
+        ``"float64"`` (default) or ``"float32"``: the precision of the weights,
+        features, scores and products (the estimator still runs in float64 on
+        the float32 scores); see *float32* in the README for its accuracy.
     horizon
         T >= 1, filled in by the runner; needed when ``eta`` is left at its default.
     n_runs, rng
@@ -80,11 +84,13 @@ class OnlineListNet(LinearRanker[FullFeedback]):
         *,
         eta: float | str = "adaptive",
         radius: float = 1.0,
+        dtype: str = "float64",
         horizon: int | None = None,
         n_runs: int = 1,
         rng: RunRNGLike = None,
     ) -> None:
-        super().__init__(radius=radius, n_runs=n_runs, rng=rng)
+        super().__init__(radius=radius, dtype=dtype, n_runs=n_runs, rng=rng)
+        self.dtype = dtype
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
         if isinstance(eta, str):

@@ -127,6 +127,10 @@ class RTopKF(LinearRanker[TopKFeedback]):
     eps
         SmoothDCG's smoothing ε > 0 (used by ``surrogate="smoothdcg"`` only);
         default 0.01 (§6).
+    dtype
+        ``"float64"`` (default) or ``"float32"``: the precision of the weights,
+        features, scores and products (the estimator still runs in float64 on
+        the float32 scores); see *float32* in the README for its accuracy.
     horizon
         T >= 1, filled in by the runner; needed when ``eta`` or ``gamma`` is left
         at its default.
@@ -192,12 +196,14 @@ class RTopKF(LinearRanker[TopKFeedback]):
         gamma: float | str = "anytime",
         report: str = "average",
         radius: float = 1.0,
+        dtype: str = "float64",
         eps: float = 0.01,
         horizon: int | None = None,
         n_runs: int = 1,
         rng: RunRNGLike = None,
     ) -> None:
-        super().__init__(radius=radius, n_runs=n_runs, rng=rng)
+        super().__init__(radius=radius, dtype=dtype, n_runs=n_runs, rng=rng)
+        self.dtype = dtype
         check_choice(surrogate, "surrogate", RTOPK_SURROGATES)
         if horizon is not None:
             check_scalar(horizon, "horizon", low=1, integer=True)
