@@ -12,7 +12,9 @@ limited to one thread):
   ``Z X`` as BLAS products over the batch, one argsort, one projection) — what
   the learner would be without its batch-independence guarantee;
 * ``ceiling``: this machine's single-core dgemm rate divided by the ``4 m d``
-  flops a run-round needs (``2 m d`` for the scores, ``2 m d`` for ``zᵀX``).
+  flops a run-round needs (``2 m d`` for the scores, ``2 m d`` for ``zᵀX``);
+* ``float32``: the batched learner with ``dtype="float32"`` (features cast once
+  per round, float32 products), and its ratio to float64.
 
 Online ListNet (full feedback, the same products plus a softmax) is timed the
 same way against its own per-run loop.
@@ -72,12 +74,12 @@ def rate(make_step: Maker, n_runs: int) -> float:
     return n_rounds * n_runs / timed(make_step(), n_rounds)
 
 
-def batched_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
+def batched_step(surrogate: str, n_runs: int, m: int, d: int, dtype: str = "float64") -> Maker:
     ctxs, rels = pool(m, d)
 
     def make() -> Callable[[int], None]:
         if surrogate == "listnet":
-            net = OnlineListNet(eta=ETA, n_runs=n_runs, rng=1)
+            net = OnlineListNet(eta=ETA, n_runs=n_runs, rng=1, dtype=dtype)
 
             def full(t: int) -> None:
                 i = t % POOL
@@ -86,7 +88,7 @@ def batched_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
                 net.update(ctx, orders, FullFeedback(orders, np.tile(rels[i], (n_runs, 1))))
 
             return full
-        lrn = RTopKF(surrogate=surrogate, eta=ETA, gamma=GAMMA, n_runs=n_runs, rng=1)
+        lrn = RTopKF(surrogate=surrogate, eta=ETA, gamma=GAMMA, n_runs=n_runs, rng=1, dtype=dtype)
         k = lrn.requires.k
         assert k is not None
 
@@ -217,7 +219,8 @@ def main() -> None:
         )
         print(
             f"{'surrogate':9} {'(m, d)':>10} {'B':>3} {'batched':>10} {'loop':>10} "
-            f"{'numpy':>10} {'ceiling':>10} {'vs loop':>8} {'vs numpy':>8} {'of ceil':>8}"
+            f"{'numpy':>10} {'ceiling':>10} {'vs loop':>8} {'vs numpy':>8} {'of ceil':>8} "
+            f"{'float32':>10} {'f32/f64':>8}"
         )
         for surrogate in SURROGATES:
             for m, d in SHAPES:
@@ -226,10 +229,12 @@ def main() -> None:
                     fast = rate(batched_step(surrogate, n_runs, m, d), n_runs)
                     slow = rate(loop_step(surrogate, n_runs, m, d), n_runs)
                     plain = rate(numpy_step(surrogate, n_runs, m, d), n_runs)
+                    single = rate(batched_step(surrogate, n_runs, m, d, "float32"), n_runs)
                     print(
                         f"{surrogate:9} {f'({m}, {d})':>10} {n_runs:>3} {fast:>10.0f} "
                         f"{slow:>10.0f} {plain:>10.0f} {ceiling:>10.0f} {fast / slow:>7.2f}x "
-                        f"{fast / plain:>7.2f}x {fast / ceiling:>7.0%}",
+                        f"{fast / plain:>7.2f}x {fast / ceiling:>7.0%} {single:>10.0f} "
+                        f"{single / fast:>7.2f}x",
                         flush=True,
                     )
 

@@ -11,6 +11,7 @@ import pytest
 from oltr.experiments.build import make_learner
 from oltr.feedback import ClickFeedback, DuelFeedback, FullFeedback
 from oltr.learners.base import Learner
+from oltr.learners.linear import RUNS_MINOR_FROM
 from oltr.registry import LEARNERS
 from oltr.serve.state import SnapshotError, decode_state, dumps_state, encode_state, loads_state
 from oltr.types import Context, RunGenerators
@@ -69,11 +70,46 @@ def test_restore_then_continue_equals_uninterrupted(name: str, params: dict[str,
 
 
 def test_snapshot_is_plain_json_and_exact() -> None:
-    value = {"x": np.array([0.1, np.nan, -np.inf]), "t": (1, np.int64(2)), "f": 1 / 3}
+    value = {
+        "x": np.array([0.1, np.nan, -np.inf]),
+        "t": (1, np.int64(2)),
+        "f": 1 / 3,
+        "d": np.dtype(np.float32),
+    }
     enc = json.loads(json.dumps(encode_state(value)))
     out = decode_state(enc)
     assert np.array_equal(out["x"], value["x"], equal_nan=True)
     assert out["x"].dtype == np.float64 and out["t"] == (1, 2) and out["f"] == 1 / 3
+    assert out["d"] == np.float32
+
+
+@pytest.mark.parametrize("name", ["rtopk", "listnet"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_large_float32_batch_restores_bit_for_bit(name: str, dtype: str) -> None:
+    # Runs-minor weights (Fortran order) come back C-ordered from a snapshot; the
+    # learner continues from them exactly as if it had never stopped.
+    def build() -> Learner:
+        rngs = RunGenerators.from_keys(3, "learner", name, reps=list(range(RUNS_MINOR_FROM)))
+        return make_learner(name, {"dtype": dtype}, n_runs=RUNS_MINOR_FROM, rngs=rngs)
+
+    def round_(learner: Learner, t: int, world: np.random.Generator) -> np.ndarray[Any, Any]:
+        m = 6
+        ctx = Context(t=t, n_items=m, features=world.standard_normal((m, 4)))
+        orders = np.asarray(learner.rank(ctx))
+        grades = np.tile(world.integers(0, 3, size=m), (RUNS_MINOR_FROM, 1))
+        learner.update(ctx, orders, FullFeedback(orders, grades).restrict(learner.requires))
+        return orders
+
+    straight, interrupted = build(), build()
+    world_a, world_b = np.random.default_rng(5), np.random.default_rng(5)
+    for t in range(1, 8):
+        round_(straight, t, world_a)
+        round_(interrupted, t, world_b)
+    restored = build()
+    loads_state(dumps_state(interrupted, "test"), restored)
+    for t in range(8, 20):
+        assert np.array_equal(round_(straight, t, world_a), round_(restored, t, world_b))
+    assert _state(straight) == _state(restored)
 
 
 def test_restore_refuses_another_class_and_foreign_objects() -> None:

@@ -53,6 +53,7 @@ from numpy.typing import NDArray
 
 from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.learners.base import Learner
+from oltr.permutations.counting import order_by_counting
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_scalar
@@ -220,31 +221,6 @@ def _descending(keys: FloatArray) -> Orders:
 _FUSED_MAX_ITEMS = 256
 #: Lists up to this length are sorted by counting ranks across all runs at once.
 _COUNT_MAX = 16
-
-
-@numba.njit(cache=True)
-def order_by_counting(keys: FloatArray, out: Orders) -> None:  # pragma: no cover
-    """Stable increasing order of every run's keys, into ``out`` (B, m); ``keys`` is (m, B).
-
-    Item ``i`` goes to position ``#{j < i: k_j <= k_i} + #{j > i: k_j < k_i}``
-    (ties by lower index first, as a stable sort), counted along the run axis so
-    the inner loops vectorise and have no data-dependent branch.
-    """
-    m, n_runs = keys.shape
-    count = np.empty(n_runs, dtype=np.intp)
-    for i in range(m):
-        count[:] = 0
-        ki = keys[i]
-        for j in range(i):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] <= ki[b]
-        for j in range(i + 1, m):
-            kj = keys[j]
-            for b in range(n_runs):
-                count[b] += kj[b] < ki[b]
-        for b in range(n_runs):
-            out[b, count[b]] = i
 
 
 @numba.njit(cache=True)

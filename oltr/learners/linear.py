@@ -47,7 +47,7 @@ from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
 #: Fewer than four runs score from X itself (no transposed copy).
-_NO_TRANSPOSE = np.empty((0, 0))
+_NO_TRANSPOSE = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 
 #: Batches of at least this many runs store their weights runs-minor, as Wᵀ (d, B):
 #: one vector of lanes per feature, so the sums run across runs (see
@@ -79,7 +79,7 @@ def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray,
     x = np.ascontiguousarray(features, dtype=np.float64)
     n_runs, (m, d) = weights.shape[0], x.shape
     scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
-    xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE
+    xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE["d"]
     fused_scores(weights, x, xt, scores, neg, np.empty((n_runs, m), dtype=np.intp))
     return scores, neg
 
@@ -266,6 +266,8 @@ class LinearRanker(Learner[FeedbackT]):
                 f"features must have {self._weights.shape[1]} columns (as in the "
                 f"first round), got {x.shape[1]} in round {context.t}"
             )
+        if x.dtype == self._dtype:
+            return np.ascontiguousarray(x)
         with np.errstate(over="ignore"):  # beyond float32: inf, named by the scores' check
             return np.ascontiguousarray(x, dtype=self._dtype)
 
@@ -328,7 +330,7 @@ class LinearRanker(Learner[FeedbackT]):
             flat = fused_scores(
                 weights,
                 x,
-                np.empty((d, m) if n_runs >= 4 else (0, 0), self._dtype),
+                np.empty((d, m), self._dtype) if n_runs >= 4 else _NO_TRANSPOSE[self._dtype.char],
                 scores,
                 neg,
                 own,

@@ -45,9 +45,10 @@ from numpy.typing import NDArray
 
 from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFeedback
 from oltr.learners.base import Learner
-from oltr.learners.ftpl import _Perturbations, order_by_counting
+from oltr.learners.ftpl import _Perturbations
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
 from oltr.permutations import noisy_quicksort_runs
+from oltr.permutations.counting import order_by_counting
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar

@@ -9,6 +9,7 @@ definition gives an object that continues *bit for bit* like the original:
   into the fresh learner's generators in place, so objects that share a
   generator keep sharing it;
 * floats keep their exact value (``float.hex``), including NaN and ±inf;
+* numpy dtypes keep their type string (``dtype.str``);
 * objects are restored into the fresh learner's object of the same class, or
   created with ``object.__new__`` for classes of this package only (nothing
   else is ever instantiated from a snapshot);
@@ -106,6 +107,8 @@ def _encode_new(value: Any, path: str, memo: dict[int, int]) -> Any:
         return _encode_array(value, path)
     if isinstance(value, np.random.Generator):
         return {"generator": value.bit_generator.state}
+    if isinstance(value, np.dtype):
+        return {"numpy_dtype": value.str}
     if isinstance(value, list | tuple):
         items = [_encode(v, f"{path}[{i}]", memo) for i, v in enumerate(value)]
         return {"list": items} if isinstance(value, list) else {"tuple": items}
@@ -181,6 +184,7 @@ class _Decoder:
             "bool_": lambda: np.bool_(enc["bool_"]),
             "array": lambda: _decode_array(enc),
             "generator": lambda: _decode_generator(enc["generator"], current),
+            "numpy_dtype": lambda: np.dtype(enc["numpy_dtype"]),
             "list": lambda: self._seq(enc["list"], current, path),
             "tuple": lambda: tuple(self._seq(enc["tuple"], current, path)),
             "dict": lambda: self._dict(enc["dict"], current, path),
