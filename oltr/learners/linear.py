@@ -350,6 +350,24 @@ class LinearRanker(Learner[FeedbackT]):
         self._cache = (context.t, scores, own, x)
         return scores, own
 
+    def _current_scores(self, x: FloatArray) -> FloatArray:
+        """``S = W Xᵀ`` (B, m) of checked features ``x`` (from :meth:`_features`), unsorted.
+
+        As :func:`batch_scores`, with the kernel of this batch's weight layout
+        (no copy of runs-minor weights).
+        """
+        runs_minor = self._runs_minor()
+        weights = self._weights
+        assert weights is not None
+        if not runs_minor:
+            return batch_scores(weights, x)
+        (m, d), n_runs = x.shape, weights.shape[0]
+        scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
+        if self._scratch.shape != scratch_shape(m, d, n_runs):
+            self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
+        scores_runs_minor(weights.T, x, self._scratch, scores, neg)
+        return scores
+
     def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
         """The scores and own orders :meth:`_scores` made for this round (recomputed if not)."""
         if self._cache is None or self._cache[0] != context.t:

@@ -45,7 +45,7 @@ import numpy as np
 
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
-from oltr.learners.linear import LinearRanker, batch_scores
+from oltr.learners.linear import LinearRanker
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_scalar
@@ -190,8 +190,7 @@ class PDGD(LinearRanker[ClickFeedback]):
     def rank(self, context: Context) -> Orders:
         """A Plackett–Luce sample of every run's order (Gumbel-max), shape (B, m)."""
         x = self._features(context)
-        assert self._weights is not None
-        scores = batch_scores(self._weights, x)
+        scores = self._current_scores(x)
         m = x.shape[0]
         u = self.rngs.random(m)
         gumbel = -np.log(-np.log1p(-u))  # 1 − u ∈ (0, 1]: no log(0)
