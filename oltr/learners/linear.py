@@ -11,11 +11,15 @@ of the whole product (a (1, d) product goes to gemv, a (5, d) one to gemm, a
 small one to a "small matrix" kernel), and each kernel sums in its own order,
 so one run's scores differed in the last bits between ``B = 1`` and ``B = 5``.
 A chaotic learner (SmoothDCG's 1/ε) turns those bits into different rankings
-within a few hundred rounds. The loops (:mod:`oltr.learners._linear_kernels`)
-compute run ``b``'s row with the same roundings in the same order whatever
-``B`` is: every sum runs in index order from 0.0, vectorised across items
-(scores) or features (the step), never across runs; blocks of four runs only
-share the loads of ``X``.
+within a few hundred rounds. The loops compute run ``b``'s row with the same
+roundings in the same order whatever ``B`` is: every sum runs in index order
+from 0.0. Below :data:`RUNS_MINOR_FROM` runs the weights are rows (B, d) and
+the sums are vectorised across items (scores) or features (the step)
+(:mod:`oltr.learners._linear_kernels`); from there on they are stored
+runs-minor, ``Wᵀ`` (d, B) in memory (``weights_`` is its (B, d) view), and the
+sums of short lists are vectorised across runs, one lane per run
+(:mod:`oltr.learners._runs_minor_kernels`). Either way each lane or row adds
+the same terms in the same order, so both layouts give the same bits.
 
 A round is two compiled calls: one computes the scores (checking the features
 through them: a non-finite feature makes its score non-finite) and, for a few
@@ -24,6 +28,11 @@ stay finite and updates their running average. The projection's sum of
 squares runs in index order; before, numpy's einsum summed in its own order,
 so projected weights moved in the last bits, within the bound that
 ``tests/test_linear_kernels.py`` derives and checks.
+
+``dtype="float32"`` keeps weights, features, scores and the products' sums in
+float32 (the arithmetic of every path is the same per run, so float32 traces
+do not depend on the batch either); the estimators run in float64 on the
+float32 scores, and sums of squares accumulate in float64.
 """
 
 from __future__ import annotations
