@@ -103,3 +103,32 @@ def ranksvm_estimate(
             out[b, n] = v * 0.0
         out[b, j] = v
         out[b, i] = -v
+
+
+@numba.njit(cache=True, nogil=True)
+def shifted_pair(s: Any, r: Any, out: Any) -> None:  # pragma: no cover
+    """``out[0] = s − max(s)`` and ``out[1] = r − max(r)`` row by row; s, r (n, m), out (2, n, m).
+
+    The first step of a numerically safe softmax, as numpy writes it
+    (``v - v.max(axis=-1, keepdims=True)``): the maximum is exact in any order
+    and the subtraction is one rounding, so the bits are numpy's.
+    """
+    n, m = s.shape
+    for i in range(n):
+        top_s, top_r = s[i, 0], r[i, 0]
+        for j in range(1, m):
+            top_s = max(top_s, s[i, j])
+            top_r = max(top_r, r[i, j])
+        for j in range(m):
+            out[0, i, j] = s[i, j] - top_s
+            out[1, i, j] = r[i, j] - top_r
+
+
+@numba.njit(cache=True, nogil=True)
+def normalized_difference(e: Any, totals: Any, out: Any) -> None:  # pragma: no cover
+    """``out = e[0] / totals[0] − e[1] / totals[1]`` row by row (two softmaxes' difference)."""
+    n, m = out.shape
+    for i in range(n):
+        a, b = totals[0, i], totals[1, i]
+        for j in range(m):
+            out[i, j] = e[0, i, j] / a - e[1, i, j] / b
