@@ -533,3 +533,27 @@ def test_noisy_quicksort_runs_needs_one_row_per_generator() -> None:
 
     with pytest.raises(ValueError, match="shape"):
         noisy_quicksort_runs(np.zeros((3, 4)), RunGenerators.from_rng(0, 2))
+
+
+@pytest.mark.parametrize(
+    "bit_generator", [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox]
+)
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 70, 1000])
+def test_permutation_rows_is_generator_permutation_per_run(bit_generator: type, n: int) -> None:
+    """The listed runs get rngs[b].permutation(n), the generators end in the same states."""
+    from oltr.permutations import permutation_rows
+    from oltr.types import RunGenerators
+
+    def gens() -> RunGenerators:
+        seeds = np.random.SeedSequence(n).spawn(5)
+        return RunGenerators(np.random.Generator(bit_generator(s)) for s in seeds)
+
+    fast_rngs, slow_rngs = gens(), gens()
+    for rows in ([0, 2, 4], [1], [], [0, 1, 2, 3, 4]):
+        fast = np.full((5, n), -1, dtype=np.intp)
+        permutation_rows(fast_rngs, np.array(rows, dtype=np.intp), fast)
+        for b in range(5):
+            want = slow_rngs[b].permutation(n) if b in rows else np.full(n, -1)
+            np.testing.assert_array_equal(fast[b], want)
+    for a, b in zip(fast_rngs, slow_rngs, strict=True):
+        np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)

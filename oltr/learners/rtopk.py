@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from oltr.feedback import FeedbackRequirement, TopKFeedback
 from oltr.learners.linear import LinearRanker
+from oltr.permutations import permutation_rows
 from oltr.registry import register_learner
 from oltr.surrogates import Surrogate, make_surrogate
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -285,8 +286,7 @@ class RTopKF(LinearRanker[TopKFeedback]):
         if explore.size == 0:
             return own
         orders = own.copy()
-        for b in explore.tolist():
-            orders[b] = self.rngs[b].permutation(context.n_items)
+        permutation_rows(self.rngs, explore, orders)  # rngs[b].permutation(m), one call
         return orders
 
     def update(self, context: Context, orders: Orders, feedback: TopKFeedback) -> None:

@@ -29,7 +29,7 @@ from oltr.permutations.orders import (
     ranks_from_order,
     ranks_from_scores,
 )
-from oltr.permutations.runsorts import noisy_quicksort_runs
+from oltr.permutations.runsorts import noisy_quicksort_runs, permutation_rows
 from oltr.permutations.sorts import noisy_quicksort, plackett_luce
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "all_orders",
     "noisy_quicksort",
     "noisy_quicksort_runs",
+    "permutation_rows",
     "order_from_ranks",
     "order_from_scores",
     "plackett_luce",

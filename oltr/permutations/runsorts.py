@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from oltr.types import RunGenerators
 
-__all__ = ["noisy_quicksort_runs"]
+__all__ = ["noisy_quicksort_runs", "permutation_rows"]
 
 #: Sets of generators whose C interfaces are remembered (the sets are kept alive with them,
 #: so a remembered state pointer always belongs to a live bit generator).
@@ -173,3 +173,64 @@ def noisy_quicksort_runs(w: NDArray[np.float64], rngs: RunGenerators) -> NDArray
     out = np.empty(rows.shape, dtype=np.intp)
     _quicksort_runs(rows, _interfaces(rngs), out)
     return out
+
+
+@numba.njit(cache=True)
+def _interval(fn: np.uintp, state: np.uintp, top: np.uint32) -> np.uint32:  # pragma: no cover
+    """An integer uniform on ``0..top`` (``top < 2^32``), as numpy's ``random_interval``.
+
+    The smallest all-ones mask covering ``top``, and 32-bit draws masked by it
+    until one is at most ``top`` (the draws ``Generator.shuffle`` makes).
+    """
+    if top == 0:
+        return np.uint32(0)
+    mask = top
+    mask |= mask >> np.uint32(1)
+    mask |= mask >> np.uint32(2)
+    mask |= mask >> np.uint32(4)
+    mask |= mask >> np.uint32(8)
+    mask |= mask >> np.uint32(16)
+    value = _next_uint32(fn, state) & mask
+    while value > top:
+        value = _next_uint32(fn, state) & mask
+    return np.uint32(value)
+
+
+@numba.njit(cache=True)
+def _shuffled_rows(
+    table: NDArray[np.uintp], rows: NDArray[np.intp], out: NDArray[np.intp]
+) -> None:  # pragma: no cover
+    """``out[b] = rngs[b].permutation(n)`` for every ``b`` in ``rows``: numpy's Fisher–Yates.
+
+    ``Generator.permutation(n)`` shuffles ``arange(n)`` from the back, swapping
+    position i with one drawn uniformly on 0..i by numpy's ``random_interval``
+    (masked rejection on 32-bit draws): the same draws, in the same order, here.
+    """
+    n = out.shape[1]
+    for r in range(rows.shape[0]):
+        b = rows[r]
+        next_u32, state = table[b, 0], table[b, 2]
+        order = out[b]
+        for i in range(n):
+            order[i] = i
+        for i in range(n - 1, 0, -1):
+            j = np.intp(_interval(next_u32, state, np.uint32(i)))
+            order[i], order[j] = order[j], order[i]
+
+
+def permutation_rows(rngs: RunGenerators, rows: NDArray[np.intp], out: NDArray[np.intp]) -> None:
+    """``out[b] = rngs[b].permutation(n)`` for each run ``b`` in ``rows``, in one compiled call.
+
+    The same orders, and the same generator states afterwards, as the loop over
+    ``rows`` (``n = out.shape[1]``; rows not listed are left as they are).
+
+    >>> gens = RunGenerators.from_rng(3, 4)
+    >>> out = np.zeros((4, 6), dtype=np.intp)
+    >>> permutation_rows(gens, np.array([1, 3]), out)
+    >>> again = RunGenerators.from_rng(3, 4)
+    >>> [bool((out[b] == again[b].permutation(6)).all()) for b in (1, 3)]
+    [True, True]
+    """
+    if out.shape[1] >= 2**32:
+        raise ValueError(f"permutations of at most 2**32 - 1 items, got {out.shape[1]}")
+    _shuffled_rows(_interfaces(rngs), np.ascontiguousarray(rows, dtype=np.intp), out)
