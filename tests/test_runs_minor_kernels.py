@@ -17,6 +17,7 @@ from oltr.learners._runs_minor_kernels import (
 from oltr.learners.linear import RUNS_MINOR_FROM
 from oltr.learners.listnet import OnlineListNet
 from oltr.learners.rtopk import RTopKF
+from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, RunGenerators
 
 
@@ -61,12 +62,24 @@ def test_scores_are_the_plain_loop_in_both_layouts_of_the_sums(m: int, n_runs: i
     d = 13
     x, w = features(gen, m, d), gen.normal(size=(n_runs, d))
     out, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
+    order = np.full((n_runs, m), -1, dtype=np.intp)
     flag = scores_runs_minor(
-        np.ascontiguousarray(w.T), x, np.empty(scratch_shape(m, d, n_runs)), out, neg
+        np.ascontiguousarray(w.T),
+        x,
+        np.empty(scratch_shape(m, d, n_runs)),
+        out,
+        neg,
+        batcher_pairs(m),
+        np.empty((m, n_runs), dtype=np.intp),
+        order,
     )
     assert flag == -1
     np.testing.assert_array_equal(out, plain(w, np.ascontiguousarray(x.T)))
     np.testing.assert_array_equal(neg, -out)
+    if m < ROWS_FROM:  # short lists come back ordered: descending, ties by index
+        np.testing.assert_array_equal(order, np.argsort(neg, axis=-1, kind="stable"))
+    else:  # long lists are sorted by the caller
+        assert (order == -1).all()
 
 
 def step_inputs(gen: np.random.Generator, n_runs: int, m: int, d: int, sparse: bool):

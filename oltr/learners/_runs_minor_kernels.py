@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from oltr.learners._linear_kernels import first_bad_feature, row_sumsq, rows_times
+from oltr.permutations.network import order_by_network
 
 __all__: list[str] = []
 
@@ -45,7 +46,14 @@ def scratch_shape(m: int, d: int, n_runs: int) -> tuple[int, int]:
 
 @numba.njit(cache=True, nogil=True)
 def scores_runs_minor(
-    weights_t: Any, x: Any, scratch: Any, out: Any, neg: Any
+    weights_t: Any,
+    x: Any,
+    scratch: Any,
+    out: Any,
+    neg: Any,
+    pairs: Any,
+    items: Any,
+    order: Any,
 ) -> int:  # pragma: no cover
     """``out = (X Wᵀ)ᵀ`` (B, m) and ``neg = −out``, from ``weights_t`` of shape (d, B).
 
@@ -53,7 +61,10 @@ def scores_runs_minor(
     :data:`ROWS_FROM`, else ``Xᵀ`` (d, m) (see :func:`scratch_shape`). Returns as
     :func:`oltr.learners._linear_kernels.fused_scores` does: the flat index of
     the first non-finite feature, −2 when a score is not finite although the
-    features are, else −1. The caller sorts.
+    features are, else −1. For lists shorter than :data:`ROWS_FROM` with finite
+    scores, ``order`` (B, m) then holds each run's stable descending order, by the
+    sorting network ``pairs`` (:func:`oltr.permutations.network.batcher_pairs`
+    of m; ``items`` (m, B) is scratch); otherwise the caller sorts.
     """
     m, d = x.shape
     n_runs = weights_t.shape[1]
@@ -80,6 +91,12 @@ def scores_runs_minor(
     if not finite:
         bad = first_bad_feature(x)
         return bad if bad >= 0 else -2
+    if m < ROWS_FROM and order.shape[0] > 0:  # keys −s, runs-minor: one network for all runs
+        for i in range(m):
+            row = scratch[i]
+            for b in range(n_runs):
+                row[b] = -row[b]
+        order_by_network(scratch, pairs, items, order)
     return -1
 
 

@@ -50,12 +50,20 @@ from oltr.learners._linear_kernels import (
     project_each,
     stable_ties,
 )
-from oltr.learners._runs_minor_kernels import scores_runs_minor, scratch_shape, step_runs_minor
+from oltr.learners._runs_minor_kernels import (
+    ROWS_FROM,
+    scores_runs_minor,
+    scratch_shape,
+    step_runs_minor,
+)
 from oltr.learners.base import FeedbackT, Learner
+from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
 #: Fewer than four runs score from X itself (no transposed copy).
+_NO_PAIRS = np.empty((0, 2), dtype=np.intp)  # no sorting network: the caller sorts
+_NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
 _NO_TRANSPOSE = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 
 #: Batches of at least this many runs store their weights runs-minor, as Wᵀ (d, B):
@@ -331,10 +339,13 @@ class LinearRanker(Learner[FeedbackT]):
         n_runs, (m, d) = weights.shape[0], x.shape
         scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
         own = np.empty((n_runs, m), dtype=np.intp)
+        sorted_here = runs_minor and m < ROWS_FROM
         if runs_minor:
             if self._scratch.shape != scratch_shape(m, d, n_runs):
                 self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
-            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg)
+            pairs = batcher_pairs(m) if sorted_here else _NO_PAIRS
+            items = np.empty((m, n_runs) if sorted_here else (0, 0), dtype=np.intp)
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, pairs, items, own)
         else:
             flat = fused_scores(
                 weights,
@@ -348,7 +359,7 @@ class LinearRanker(Learner[FeedbackT]):
             raise self._not_finite(context, x, flat)
         if flat == -2:  # scores overflowed: numpy's stable sort puts NaN last
             own = own_order(scores)
-        elif n_runs >= 4:
+        elif n_runs >= 4 and not sorted_here:
             # numpy's vectorised sort (not stable), then equal keys in index order:
             # exactly the stable order, several times faster for long lists.
             own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
@@ -374,7 +385,8 @@ class LinearRanker(Learner[FeedbackT]):
         scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
         if self._scratch.shape != scratch_shape(m, d, n_runs):
             self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
-        scores_runs_minor(weights.T, x, self._scratch, scores, neg)
+        no_order = np.empty((0, 0), dtype=np.intp)
+        scores_runs_minor(weights.T, x, self._scratch, scores, neg, _NO_PAIRS, no_order, no_order)
         return scores
 
     def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
