@@ -588,3 +588,14 @@ def test_order_by_network_is_the_stable_sort(m: int, dtype: type) -> None:
     order_by_network(runs_minor, batcher_pairs(m), np.empty((m, 11), dtype=np.intp), out)
     np.testing.assert_array_equal(out, np.argsort(keys, axis=-1, kind="stable"))
     np.testing.assert_array_equal(runs_minor.T, np.sort(keys, axis=-1))
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 40])
+def test_order_by_network_descending_breaks_ties_by_index(m: int) -> None:
+    from oltr.permutations.network import batcher_pairs, order_by_network
+
+    keys = np.random.default_rng(m).integers(-2, 3, size=(6, m)).astype(float)
+    out = np.empty((6, m), dtype=np.intp)
+    runs_minor = np.ascontiguousarray(keys.T)
+    order_by_network(runs_minor, batcher_pairs(m), np.empty((m, 6), dtype=np.intp), out, True)
+    np.testing.assert_array_equal(out, np.argsort(-keys, axis=-1, kind="stable"))

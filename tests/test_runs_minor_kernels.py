@@ -75,10 +75,10 @@ def test_scores_are_the_plain_loop_in_both_layouts_of_the_sums(m: int, n_runs: i
     )
     assert flag == -1
     np.testing.assert_array_equal(out, plain(w, np.ascontiguousarray(x.T)))
-    np.testing.assert_array_equal(neg, -out)
     if m < ROWS_FROM:  # short lists come back ordered: descending, ties by index
-        np.testing.assert_array_equal(order, np.argsort(neg, axis=-1, kind="stable"))
-    else:  # long lists are sorted by the caller
+        np.testing.assert_array_equal(order, np.argsort(-out, axis=-1, kind="stable"))
+    else:  # long lists are sorted by the caller, from −S
+        np.testing.assert_array_equal(neg, -out)
         assert (order == -1).all()
 
 

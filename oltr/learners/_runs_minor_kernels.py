@@ -55,7 +55,7 @@ def scores_runs_minor(
     items: Any,
     order: Any,
 ) -> int:  # pragma: no cover
-    """``out = (X Wᵀ)ᵀ`` (B, m) and ``neg = −out``, from ``weights_t`` of shape (d, B).
+    """``out = (X Wᵀ)ᵀ`` (B, m) from ``weights_t`` (d, B), and ``neg = −out`` if the caller sorts.
 
     ``scratch`` receives ``X Wᵀ`` (m, B) for lists shorter than
     :data:`ROWS_FROM`, else ``Xᵀ`` (d, m) (see :func:`scratch_shape`). Returns as
@@ -81,22 +81,21 @@ def scores_runs_minor(
                 finite &= np.abs(s) <= _FLOAT_MAX
     else:  # short lists: X times Wᵀ, vectorised across runs
         rows_times(x, weights_t, scratch, False)
+        network = order.shape[0] > 0
         for i in range(m):
             row = scratch[i]
             for b in range(n_runs):
                 s = row[b]
                 out[b, i] = s
-                neg[b, i] = -s
                 finite &= np.abs(s) <= _FLOAT_MAX
+            if not network:  # −S only for the caller's sort
+                for b in range(n_runs):
+                    neg[b, i] = -row[b]
     if not finite:
         bad = first_bad_feature(x)
         return bad if bad >= 0 else -2
-    if m < ROWS_FROM and order.shape[0] > 0:  # keys −s, runs-minor: one network for all runs
-        for i in range(m):
-            row = scratch[i]
-            for b in range(n_runs):
-                row[b] = -row[b]
-        order_by_network(scratch, pairs, items, order)
+    if m < ROWS_FROM and order.shape[0] > 0:  # one network for all runs, on Sᵀ itself
+        order_by_network(scratch, pairs, items, order, True)
     return -1
 
 

@@ -58,13 +58,14 @@ from oltr.learners._runs_minor_kernels import (
 )
 from oltr.learners.base import FeedbackT, Learner
 from oltr.permutations.network import batcher_pairs
-from oltr.types import Context, FloatArray, RunRNGLike
+from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
 #: Fewer than four runs score from X itself (no transposed copy).
 _NO_PAIRS = np.empty((0, 2), dtype=np.intp)  # no sorting network: the caller sorts
 _NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
-_NO_TRANSPOSE = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
+_NO_ITEMS = np.empty((0, 0), dtype=np.intp)
+_EMPTY_2D = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 
 #: Batches of at least this many runs store their weights runs-minor, as Wᵀ (d, B):
 #: one vector of lanes per feature, so the sums run across runs (see
@@ -96,7 +97,7 @@ def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray,
     x = np.ascontiguousarray(features, dtype=np.float64)
     n_runs, (m, d) = weights.shape[0], x.shape
     scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
-    xt = np.empty((d, m)) if n_runs >= 4 else _NO_TRANSPOSE["d"]
+    xt = np.empty((d, m)) if n_runs >= 4 else _EMPTY_2D["d"]
     fused_scores(weights, x, xt, scores, neg, np.empty((n_runs, m), dtype=np.intp))
     return scores, neg
 
@@ -230,7 +231,9 @@ class LinearRanker(Learner[FeedbackT]):
         self._average: FloatArray | None = None  # uniform average of the iterates w_1..w_t
         self._n_averaged = 0
         self._buffer = np.empty((0, 0))  # the step's sums, (B, d) or runs-minor (d, B)
-        self._scratch = np.empty((0, 0))  # runs-minor scores (m, B)
+        self._scratch = np.empty((0, 0))  # runs-minor products: X Wᵀ (m, B) or Xᵀ (d, m)
+        self._neg = np.empty((0, 0))  # runs-minor −S (B, m) for numpy's sort of long lists
+        self._items: Orders = np.empty((0, 0), dtype=np.intp)  # the sorting network's scratch
 
     @property
     def weights_(self) -> FloatArray:
@@ -337,20 +340,19 @@ class LinearRanker(Learner[FeedbackT]):
         weights = self._weights
         assert weights is not None
         n_runs, (m, d) = weights.shape[0], x.shape
-        scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
+        scores = np.empty((n_runs, m), self._dtype)
         own = np.empty((n_runs, m), dtype=np.intp)
         sorted_here = runs_minor and m < ROWS_FROM
         if runs_minor:
-            if self._scratch.shape != scratch_shape(m, d, n_runs):
-                self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
+            neg, items = self._scores_scratch(m, d, sorted_here)
             pairs = batcher_pairs(m) if sorted_here else _NO_PAIRS
-            items = np.empty((m, n_runs) if sorted_here else (0, 0), dtype=np.intp)
             flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, pairs, items, own)
         else:
+            neg = np.empty((n_runs, m), self._dtype)
             flat = fused_scores(
                 weights,
                 x,
-                np.empty((d, m), self._dtype) if n_runs >= 4 else _NO_TRANSPOSE[self._dtype.char],
+                np.empty((d, m), self._dtype) if n_runs >= 4 else _EMPTY_2D[self._dtype.char],
                 scores,
                 neg,
                 own,
@@ -370,6 +372,25 @@ class LinearRanker(Learner[FeedbackT]):
         self._cache = (context.t, scores, own, x)
         return scores, own
 
+    def _scores_scratch(self, m: int, d: int, network: bool) -> tuple[FloatArray, Orders]:
+        """Runs-minor scratch arrays for a list of m items, reused while m stays the same.
+
+        ``self._scratch`` (the kernel's products), and returned: −S (B, m) for the
+        caller's sort, or the sorting network's items (m, B); the other is empty.
+        Every entry the kernel reads it first writes, so the buffers carry nothing
+        from one round to the next.
+        """
+        n_runs = self.n_runs
+        if self._scratch.shape != scratch_shape(m, d, n_runs):
+            self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
+        if network:  # the network orders Sᵀ itself: no −S
+            if self._items.shape != (m, n_runs):
+                self._items = np.empty((m, n_runs), dtype=np.intp)
+            return _EMPTY_2D[self._dtype.char], self._items
+        if self._neg.shape != (n_runs, m):
+            self._neg = np.empty((n_runs, m), self._dtype)
+        return self._neg, _NO_ITEMS
+
     def _current_scores(self, x: FloatArray) -> FloatArray:
         """``S = W Xᵀ`` (B, m) of checked features ``x`` (from :meth:`_features`), unsorted.
 
@@ -382,10 +403,8 @@ class LinearRanker(Learner[FeedbackT]):
         if not runs_minor:
             return batch_scores(weights, x)
         (m, d), n_runs = x.shape, weights.shape[0]
-        scores, neg = np.empty((n_runs, m), self._dtype), np.empty((n_runs, m), self._dtype)
-        if self._scratch.shape != scratch_shape(m, d, n_runs):
-            self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
-        no_order = np.empty((0, 0), dtype=np.intp)
+        scores = np.empty((n_runs, m), self._dtype)
+        neg, no_order = self._scores_scratch(m, d, False)
         scores_runs_minor(weights.T, x, self._scratch, scores, neg, _NO_PAIRS, no_order, no_order)
         return scores
 

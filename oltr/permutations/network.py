@@ -54,12 +54,16 @@ def batcher_pairs(n: int) -> NDArray[np.intp]:
 
 
 @numba.njit(cache=True, nogil=True)
-def order_by_network(keys: Any, pairs: Any, items: Any, out: Any) -> None:  # pragma: no cover
-    """Stable increasing order of every run's keys into ``out`` (B, m); ``keys`` is (m, B).
+def order_by_network(
+    keys: Any, pairs: Any, items: Any, out: Any, descending: bool = False
+) -> None:  # pragma: no cover
+    """Stable order of every run's keys into ``out`` (B, m); ``keys`` is (m, B).
 
-    ``keys`` is sorted in place (its columns end up increasing) and ``items``
-    (m, B) is scratch. Each step ``(a, b)`` swaps positions a and b of every run
-    whose key at a is larger than at b, or equal with a larger item index.
+    Increasing keys, or decreasing with ``descending``; ties by lower item index
+    first either way. ``keys`` is sorted in place and ``items`` (m, B) is
+    scratch. Each step ``(a, b)`` swaps positions a and b of every run whose key
+    at a should come after the one at b: larger (smaller when descending), or
+    equal with a larger item index.
     """
     m, n_runs = keys.shape
     for i in range(m):
@@ -71,7 +75,7 @@ def order_by_network(keys: Any, pairs: Any, items: Any, out: Any) -> None:  # pr
         key_a, key_b, item_a, item_b = keys[a], keys[b], items[a], items[b]
         for r in range(n_runs):
             x, y, u, v = key_a[r], key_b[r], item_a[r], item_b[r]
-            swap = (x > y) | ((x == y) & (u > v))
+            swap = ((y < x) if not descending else (x < y)) | ((x == y) & (u > v))
             key_a[r] = y if swap else x
             key_b[r] = x if swap else y
             item_a[r] = v if swap else u
