@@ -91,8 +91,8 @@ def _sparse_row(a: Any, mat: Any, o: Any, r: int) -> None:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def _dense_row(a: Any, mat: Any, o: Any, r: int, skip: bool) -> None:  # pragma: no cover
-    # o = Σ_k a[r, k] mat[k], four steps of k per expression (see rows_times).
+def one_row_times(a: Any, mat: Any, o: Any, r: int, skip: bool) -> None:  # pragma: no cover
+    """``o = Σ_k a[r, k] mat[k]``, four steps of k per expression (see :func:`rows_times`)."""
     n_inner, n_cols = mat.shape
     o[:] = 0.0
     k = 0
@@ -121,6 +121,49 @@ def _all_zero(a: Any, b: int, k: int) -> bool:  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
+def four_rows_times(a: Any, mat: Any, out: Any, b: int, skip: bool) -> None:  # pragma: no cover
+    """Rows b..b+3 of :func:`rows_times`: ``out[r] = Σ_k a[r, k] mat[k]``, four k a term.
+
+    ``a`` may be a transposed view (the runs-minor kernels pass ``Xᵀ`` or
+    ``Wᵀᵀ``): its 16 coefficients per step are scalar loads either way, while
+    the loop over ``mat``'s columns is the vectorised one.
+    """
+    n_inner, n_cols = mat.shape
+    o0, o1, o2, o3 = out[b], out[b + 1], out[b + 2], out[b + 3]
+    o0[:] = 0.0
+    o1[:] = 0.0
+    o2[:] = 0.0
+    o3[:] = 0.0
+    k = 0
+    while k + 4 <= n_inner:
+        if skip and _all_zero(a, b, k):
+            k += 4
+            continue
+        a00, a01, a02, a03 = a[b, k], a[b, k + 1], a[b, k + 2], a[b, k + 3]
+        a10, a11, a12, a13 = a[b + 1, k], a[b + 1, k + 1], a[b + 1, k + 2], a[b + 1, k + 3]
+        a20, a21, a22, a23 = a[b + 2, k], a[b + 2, k + 1], a[b + 2, k + 2], a[b + 2, k + 3]
+        a30, a31, a32, a33 = a[b + 3, k], a[b + 3, k + 1], a[b + 3, k + 2], a[b + 3, k + 3]
+        m0, m1, m2, m3 = mat[k], mat[k + 1], mat[k + 2], mat[k + 3]
+        for n in range(n_cols):
+            v0, v1, v2, v3 = m0[n], m1[n], m2[n], m3[n]
+            o0[n] = (((o0[n] + a00 * v0) + a01 * v1) + a02 * v2) + a03 * v3
+            o1[n] = (((o1[n] + a10 * v0) + a11 * v1) + a12 * v2) + a13 * v3
+            o2[n] = (((o2[n] + a20 * v0) + a21 * v1) + a22 * v2) + a23 * v3
+            o3[n] = (((o3[n] + a30 * v0) + a31 * v1) + a32 * v2) + a33 * v3
+        k += 4
+    while k < n_inner:
+        a00, a10, a20, a30 = a[b, k], a[b + 1, k], a[b + 2, k], a[b + 3, k]
+        m0 = mat[k]
+        for n in range(n_cols):
+            v0 = m0[n]
+            o0[n] += a00 * v0
+            o1[n] += a10 * v0
+            o2[n] += a20 * v0
+            o3[n] += a30 * v0
+        k += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no cover
     """``out[b, n] = Σ_k a[b, k] mat[k, n]``, every sum in k order from 0.0.
 
@@ -132,7 +175,6 @@ def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no co
     zeros are skipped (which changes no sum); without, every term is added.
     """
     n_rows, n_inner = a.shape
-    n_cols = mat.shape[1]
     b = 0
     while b < n_rows:
         block = min(4, n_rows - b)
@@ -146,40 +188,9 @@ def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no co
                 _sparse_row(a, mat, out[r], r)
         elif block < 4:
             for r in range(b, b + block):
-                _dense_row(a, mat, out[r], r, skip)
+                one_row_times(a, mat, out[r], r, skip)
         else:
-            o0, o1, o2, o3 = out[b], out[b + 1], out[b + 2], out[b + 3]
-            o0[:] = 0.0
-            o1[:] = 0.0
-            o2[:] = 0.0
-            o3[:] = 0.0
-            k = 0
-            while k + 4 <= n_inner:
-                if skip and _all_zero(a, b, k):
-                    k += 4
-                    continue
-                a00, a01, a02, a03 = a[b, k], a[b, k + 1], a[b, k + 2], a[b, k + 3]
-                a10, a11, a12, a13 = a[b + 1, k], a[b + 1, k + 1], a[b + 1, k + 2], a[b + 1, k + 3]
-                a20, a21, a22, a23 = a[b + 2, k], a[b + 2, k + 1], a[b + 2, k + 2], a[b + 2, k + 3]
-                a30, a31, a32, a33 = a[b + 3, k], a[b + 3, k + 1], a[b + 3, k + 2], a[b + 3, k + 3]
-                m0, m1, m2, m3 = mat[k], mat[k + 1], mat[k + 2], mat[k + 3]
-                for n in range(n_cols):
-                    v0, v1, v2, v3 = m0[n], m1[n], m2[n], m3[n]
-                    o0[n] = (((o0[n] + a00 * v0) + a01 * v1) + a02 * v2) + a03 * v3
-                    o1[n] = (((o1[n] + a10 * v0) + a11 * v1) + a12 * v2) + a13 * v3
-                    o2[n] = (((o2[n] + a20 * v0) + a21 * v1) + a22 * v2) + a23 * v3
-                    o3[n] = (((o3[n] + a30 * v0) + a31 * v1) + a32 * v2) + a33 * v3
-                k += 4
-            while k < n_inner:
-                a00, a10, a20, a30 = a[b, k], a[b + 1, k], a[b + 2, k], a[b + 3, k]
-                m0 = mat[k]
-                for n in range(n_cols):
-                    v0 = m0[n]
-                    o0[n] += a00 * v0
-                    o1[n] += a10 * v0
-                    o2[n] += a20 * v0
-                    o3[n] += a30 * v0
-                k += 1
+            four_rows_times(a, mat, out, b, skip)
         b += block
 
 

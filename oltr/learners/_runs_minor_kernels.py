@@ -24,7 +24,13 @@ from typing import Any
 import numba
 import numpy as np
 
-from oltr.learners._linear_kernels import first_bad_feature, row_sumsq, rows_times
+from oltr.learners._linear_kernels import (
+    first_bad_feature,
+    four_rows_times,
+    one_row_times,
+    row_sumsq,
+    rows_times,
+)
 from oltr.permutations.network import order_by_network
 
 __all__: list[str] = []
@@ -100,66 +106,6 @@ def scores_runs_minor(
 
 
 @numba.njit(cache=True, nogil=True)
-def _all_zero_t(x: Any, k: int, n: int) -> bool:  # pragma: no cover
-    # Whether x[k:k+4, n:n+4] is all zero (a block of terms that cannot change a sum).
-    for i in range(k, k + 4):
-        for j in range(n, n + 4):
-            if x[i, j] != 0.0:
-                return False
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
-def _tr_block(x: Any, coef_t: Any, out_t: Any, n: int, skip: bool) -> None:  # pragma: no cover
-    # out_t[n+r] = Σ_i x[i, n+r] coef_t[i] for r < 4, four items per expression (as rows_times).
-    m = x.shape[0]
-    o0, o1, o2, o3 = out_t[n], out_t[n + 1], out_t[n + 2], out_t[n + 3]
-    o0[:] = 0.0
-    o1[:] = 0.0
-    o2[:] = 0.0
-    o3[:] = 0.0
-    k = 0
-    while k + 4 <= m:
-        if skip and _all_zero_t(x, k, n):
-            k += 4
-            continue
-        a00, a01, a02, a03 = x[k, n], x[k + 1, n], x[k + 2, n], x[k + 3, n]
-        a10, a11, a12, a13 = x[k, n + 1], x[k + 1, n + 1], x[k + 2, n + 1], x[k + 3, n + 1]
-        a20, a21, a22, a23 = x[k, n + 2], x[k + 1, n + 2], x[k + 2, n + 2], x[k + 3, n + 2]
-        a30, a31, a32, a33 = x[k, n + 3], x[k + 1, n + 3], x[k + 2, n + 3], x[k + 3, n + 3]
-        c0, c1, c2, c3 = coef_t[k], coef_t[k + 1], coef_t[k + 2], coef_t[k + 3]
-        for b in range(coef_t.shape[1]):
-            v0, v1, v2, v3 = c0[b], c1[b], c2[b], c3[b]
-            o0[b] = (((o0[b] + a00 * v0) + a01 * v1) + a02 * v2) + a03 * v3
-            o1[b] = (((o1[b] + a10 * v0) + a11 * v1) + a12 * v2) + a13 * v3
-            o2[b] = (((o2[b] + a20 * v0) + a21 * v1) + a22 * v2) + a23 * v3
-            o3[b] = (((o3[b] + a30 * v0) + a31 * v1) + a32 * v2) + a33 * v3
-        k += 4
-    while k < m:
-        a00, a10, a20, a30 = x[k, n], x[k, n + 1], x[k, n + 2], x[k, n + 3]
-        c0 = coef_t[k]
-        for b in range(coef_t.shape[1]):
-            v0 = c0[b]
-            o0[b] += a00 * v0
-            o1[b] += a10 * v0
-            o2[b] += a20 * v0
-            o3[b] += a30 * v0
-        k += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _tr_row(x: Any, coef_t: Any, out_t: Any, n: int) -> None:  # pragma: no cover
-    # out_t[n] = Σ_i x[i, n] coef_t[i], one item at a time.
-    o = out_t[n]
-    o[:] = 0.0
-    for k in range(x.shape[0]):
-        a = x[k, n]
-        c = coef_t[k]
-        for b in range(coef_t.shape[1]):
-            o[b] += a * c[b]
-
-
-@numba.njit(cache=True, nogil=True)
 def transposed_times(x: Any, coef_t: Any, out_t: Any, sumsq: Any) -> None:  # pragma: no cover
     """``out_t[n] = Σ_k x[k, n] coef_t[k]`` in k order from 0.0, and ``sumsq = Σ_n out_t[n]²``.
 
@@ -175,9 +121,9 @@ def transposed_times(x: Any, coef_t: Any, out_t: Any, sumsq: Any) -> None:  # pr
     while n < d:
         rows = 4 if n + 4 <= d else 1
         if rows == 4:
-            _tr_block(x, coef_t, out_t, n, False)
+            four_rows_times(x.T, coef_t, out_t, n, False)
         else:
-            _tr_row(x, coef_t, out_t, n)
+            one_row_times(x.T, coef_t, out_t[n], n, False)
         if sumsq.shape[0] > 0:
             for r in range(n, n + rows):
                 o = out_t[r]
