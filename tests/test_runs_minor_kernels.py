@@ -141,9 +141,10 @@ def test_step_names_the_same_overflowing_run_and_keeps_the_average(m: int):
 
 
 def stream(gen: np.random.Generator, rounds: int, d: int, start: int = 1):
-    """Lists alternating between short and long, so both ways of summing are used."""
+    """Short and long lists in turn (both ways of summing and ordering, and their edges)."""
+    lengths = (7, ROWS_FROM + 5, 2, ROWS_FROM - 1, ROWS_FROM, 3)
     for t in range(start, start + rounds):
-        m = 7 if t % 2 else ROWS_FROM + 5
+        m = lengths[t % len(lengths)]
         yield Context(t=t, n_items=m, features=gen.random((m, d))), gen.integers(0, 5, m)
 
 
