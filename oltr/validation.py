@@ -12,7 +12,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["check_choice", "check_n_runs", "check_orders", "check_orders_shape", "check_scalar"]
+from oltr.errors import InputError
+
+__all__ = [
+    "check_choice",
+    "check_feature_columns",
+    "check_n_runs",
+    "check_orders",
+    "check_orders_shape",
+    "check_scalar",
+    "finite_features",
+    "non_finite_features",
+    "require_features",
+]
 
 
 def check_orders_shape(orders: ArrayLike, n_items: int, n_lists: int = 1) -> NDArray[np.intp]:
@@ -110,3 +122,41 @@ def check_orders(
             f"run {b} is {arr[b].tolist()}"
         )
     return arr
+
+
+# ------------------------------------------------------------- a learner's features
+
+
+def require_features(features: NDArray[Any] | None, owner: str, t: int) -> NDArray[Any]:
+    """``features`` of round ``t``, or the ValueError saying that ``owner`` ranks feature lists."""
+    if features is None:
+        raise ValueError(f"{owner} ranks feature lists: the context of round {t} has no features")
+    return features
+
+
+def check_feature_columns(features: NDArray[Any], expected: int, t: int) -> None:
+    """Refuse a round whose feature count differs from the first round's."""
+    if features.shape[1] != expected:
+        raise ValueError(
+            f"features must have {expected} columns (as in the first round), "
+            f"got {features.shape[1]} in round {t}"
+        )
+
+
+def non_finite_features(
+    owner: str, t: int, features: NDArray[Any], row: int, col: int, note: str = ""
+) -> InputError:
+    """The InputError naming the first non-finite feature (document ``row``, feature ``col``)."""
+    return InputError(
+        f"{owner}: the features of round {t} are not finite (document {row}, feature {col} "
+        f"is {features[row, col]}{note}); clean or drop them first"
+    )
+
+
+def finite_features(features: NDArray[Any] | None, owner: str, t: int) -> NDArray[Any]:
+    """``features`` of round ``t``, present and finite (else the errors above)."""
+    x = require_features(features, owner, t)
+    if not np.isfinite(x).all():
+        row, col = (int(v) for v in np.argwhere(~np.isfinite(x))[0])
+        raise non_finite_features(owner, t, x, row, col)
+    return x

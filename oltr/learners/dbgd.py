@@ -54,12 +54,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oltr.errors import InputError
 from oltr.feedback import DuelFeedback, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.registry import register_dueler, register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
-from oltr.validation import check_choice, check_scalar
+from oltr.validation import check_choice, check_scalar, finite_features
 
 __all__ = [
     "DBGD",
@@ -439,17 +438,7 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
 
     def rank(self, context: Context) -> Orders:
         """Orders of w_t (list 0) and w'_t (list 1) by descending score, shape (B, 2, m)."""
-        x = context.features
-        if x is None:
-            raise ValueError(
-                "DBGD ranks feature lists (linear scorers); the context has no features"
-            )
-        if not np.isfinite(x).all():
-            row, col = np.argwhere(~np.isfinite(x))[0]
-            raise InputError(
-                f"DBGD: the features of round {context.t} are not finite "
-                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
-            )
+        x = finite_features(context.features, "DBGD", context.t)
         if self._w is None:
             self._start(int(x.shape[1]))
         elif x.shape[1] != self._d:

@@ -59,7 +59,13 @@ from oltr.learners._runs_minor_kernels import (
 from oltr.learners.base import FeedbackT, Learner
 from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
-from oltr.validation import check_choice, check_scalar
+from oltr.validation import (
+    check_choice,
+    check_feature_columns,
+    check_scalar,
+    non_finite_features,
+    require_features,
+)
 
 #: Fewer than four runs score from X itself (no transposed copy).
 _NO_PAIRS = np.empty((0, 2), dtype=np.intp)  # no sorting network: the caller sorts
@@ -271,21 +277,13 @@ class LinearRanker(Learner[FeedbackT]):
         Shapes only: the finiteness of the features is checked by the caller
         (:meth:`_features` with numpy, :meth:`_scores` inside the scores kernel).
         """
-        x = context.features
-        if x is None:
-            raise ValueError(
-                f"{type(self).__name__} ranks feature lists: the context of round "
-                f"{context.t} has no features"
-            )
+        x = require_features(context.features, type(self).__name__, context.t)
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]), self._dtype, order=self._order())
             self._average = self._weights.copy(order="K")
             self._n_averaged = 1
-        elif x.shape[1] != self._weights.shape[1]:
-            raise ValueError(
-                f"features must have {self._weights.shape[1]} columns (as in the "
-                f"first round), got {x.shape[1]} in round {context.t}"
-            )
+        else:
+            check_feature_columns(x, self._weights.shape[1], context.t)
         if x.dtype == self._dtype:
             return np.ascontiguousarray(x)
         with np.errstate(over="ignore"):  # beyond float32: inf, named by the scores' check
@@ -311,14 +309,10 @@ class LinearRanker(Learner[FeedbackT]):
 
     def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
         row, col = divmod(flat, x.shape[1])
-        value = np.asarray(context.features)[row, col]
-        beyond = (
-            "" if np.isfinite(x[row, col]) or not np.isfinite(value) else f" (beyond {x.dtype})"
-        )
-        return InputError(
-            f"{type(self).__name__}: the features of round {context.t} are not finite "
-            f"(document {row}, feature {col} is {value}{beyond}); clean or drop them first"
-        )
+        given = np.asarray(context.features)  # the value as given, not as cast
+        beyond = "" if np.isfinite(x[row, col]) or not np.isfinite(given[row, col]) else x.dtype
+        note = f" (beyond {beyond})" if beyond else ""
+        return non_finite_features(type(self).__name__, context.t, given, row, col, note)
 
     def _features(self, context: Context) -> FloatArray:
         """The checked features of this round (non-finite ones raise InputError)."""

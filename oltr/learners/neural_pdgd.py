@@ -48,14 +48,14 @@ from typing import Any, ClassVar
 import numba
 import numpy as np
 
-from oltr.errors import InputError, NumericalError
+from oltr.errors import NumericalError
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.base import Learner
 from oltr.learners.pdgd import pdgd_score_gradient
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
-from oltr.validation import check_scalar
+from oltr.validation import check_feature_columns, check_scalar, finite_features
 
 __all__ = ["NeuralPDGD", "mlp_backward", "mlp_forward"]
 
@@ -282,24 +282,11 @@ class NeuralPDGD(Learner[ClickFeedback]):
         return w1, b1, w2
 
     def _features(self, context: Context) -> FloatArray:
-        x = context.features
-        if x is None:
-            raise ValueError(
-                f"NeuralPDGD ranks feature lists: the context of round {context.t} has no features"
-            )
-        if not np.isfinite(x).all():
-            row, col = np.argwhere(~np.isfinite(x))[0]
-            raise InputError(
-                f"NeuralPDGD: the features of round {context.t} are not finite "
-                f"(document {row}, feature {col} is {x[row, col]}); clean or drop them first"
-            )
+        x = finite_features(context.features, "NeuralPDGD", context.t)
         if self._params is None:
             self._params = self._init_params(x.shape[1])
-        elif x.shape[1] != self._params[0].shape[1]:
-            raise ValueError(
-                f"features must have {self._params[0].shape[1]} columns (as in the "
-                f"first round), got {x.shape[1]} in round {context.t}"
-            )
+        else:
+            check_feature_columns(x, self._params[0].shape[1], context.t)
         return x
 
     def score_features(self, features: FloatArray) -> FloatArray:
