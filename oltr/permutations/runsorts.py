@@ -1,4 +1,4 @@
-"""Noisy QuickSort for many runs at once, each row drawing from its own generator.
+"""Noisy QuickSort for many rows in one compiled call, each row drawing from its generator.
 
 :func:`noisy_quicksort_runs` sorts row ``b`` of ``w`` exactly as
 ``noisy_quicksort(w[b], rngs[b])`` does — the same draws from the same
@@ -36,18 +36,26 @@ _remembered: dict[int, tuple[RunGenerators, NDArray[np.uintp]]] = {}
 _lock = threading.Lock()
 
 
+def _interface(rng: np.random.Generator) -> NDArray[np.uintp]:
+    """Addresses of ``rng``'s ``next_uint32``, ``next_double`` and state, shape (3,)."""
+    c = rng.bit_generator.ctypes
+    return np.array(
+        [
+            ctypes.cast(c.next_uint32, ctypes.c_void_p).value or 0,
+            ctypes.cast(c.next_double, ctypes.c_void_p).value or 0,
+            c.state_address,
+        ],
+        dtype=np.uintp,
+    )
+
+
 def _interfaces(rngs: RunGenerators) -> NDArray[np.uintp]:
     """Per run: addresses of ``next_uint32``, ``next_double`` and the state, shape (B, 3)."""
     key = id(rngs)
     hit = _remembered.get(key)
     if hit is not None and hit[0] is rngs:
         return hit[1]
-    table = np.empty((len(rngs), 3), dtype=np.uintp)
-    for b, g in enumerate(rngs):
-        c = g.bit_generator.ctypes
-        table[b, 0] = ctypes.cast(c.next_uint32, ctypes.c_void_p).value or 0
-        table[b, 1] = ctypes.cast(c.next_double, ctypes.c_void_p).value or 0
-        table[b, 2] = c.state_address
+    table = np.stack([_interface(g) for g in rngs]) if len(rngs) else np.empty((0, 3), np.uintp)
     with _lock:
         if len(_remembered) >= _MAX_REMEMBERED:
             _remembered.clear()
@@ -150,6 +158,19 @@ def _quicksort_runs(
                 stack_lo[top], stack_hi[top], top = mid + 1, hi, top + 1
             if n_left >= 2:
                 stack_lo[top], stack_hi[top], top = lo, mid, top + 1
+
+
+def noisy_quicksort_one_rng(w: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.intp]:
+    """Algorithm 2 on each row of the 2-D finite ``w``, the rows drawing in turn from ``rng``.
+
+    The compiled loop behind :func:`oltr.permutations.sorts.noisy_quicksort`:
+    every row reaches the same bit generator, so row r + 1 continues its stream
+    where row r stopped.
+    """
+    out = np.empty(w.shape, dtype=np.intp)
+    table = np.tile(_interface(rng), (w.shape[0], 1))
+    _quicksort_runs(w, table, out)
+    return out
 
 
 def noisy_quicksort_runs(w: NDArray[np.float64], rngs: RunGenerators) -> NDArray[np.intp]:

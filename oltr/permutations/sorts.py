@@ -8,11 +8,11 @@ QuickSort (Algorithm 2) another one.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.permutations.orders import _check_real
+from oltr.permutations.runsorts import noisy_quicksort_one_rng
 from oltr.random import RNGLike, as_rng
 
 __all__ = ["noisy_quicksort", "plackett_luce"]
@@ -136,51 +136,4 @@ def noisy_quicksort(w: ArrayLike, rng: RNGLike) -> NDArray[np.intp]:
     """
     wf = _check_weights(w)
     rows = np.ascontiguousarray(wf.reshape(-1, wf.shape[-1]))
-    return _noisy_quicksort_rows(rows, as_rng(rng)).reshape(wf.shape)
-
-
-@numba.njit(cache=True)
-def _noisy_quicksort_rows(w: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.intp]:
-    """Algorithm 2 on each row of the 2-D ``w``, one row after another."""
-    n_rows, m = w.shape
-    out = np.empty((n_rows, m), dtype=np.intp)
-    right = np.empty(m, dtype=np.intp)
-    # Pending sub-lists [lo, hi) of length >= 2; they are disjoint, so at most m // 2.
-    stack_lo = np.empty(m // 2 + 1, dtype=np.intp)
-    stack_hi = np.empty(m // 2 + 1, dtype=np.intp)
-    for r in range(n_rows):
-        order = out[r]
-        for i in range(m):
-            order[i] = i
-        top = 0
-        if m >= 2:
-            stack_lo[0], stack_hi[0], top = 0, m, 1
-        while top > 0:
-            top -= 1
-            lo, hi = stack_lo[top], stack_hi[top]
-            # Line 2: a uniform pivot.
-            k = lo + rng.integers(0, hi - lo)
-            pivot = order[k]
-            n_left = 0
-            n_right = 0
-            for i in range(lo, hi):
-                if i == k:
-                    continue
-                v = order[i]
-                # Line 5: left w.p. e^{w(v)}/(e^{w(v)}+e^{w(p)}) = 1/(1+e^{w(p)-w(v)});
-                # exp overflow gives probability 0, never NaN.
-                if rng.random() < 1.0 / (1.0 + np.exp(w[r, pivot] - w[r, v])):
-                    order[lo + n_left] = v  # lo + n_left <= i: never overwrites unread items
-                    n_left += 1
-                else:
-                    right[n_right] = v
-                    n_right += 1
-            mid = lo + n_left
-            order[mid] = pivot
-            order[mid + 1 : hi] = right[:n_right]
-            # Line 8: recurse; push the right part first so the left one is sorted first.
-            if n_right >= 2:
-                stack_lo[top], stack_hi[top], top = mid + 1, hi, top + 1
-            if n_left >= 2:
-                stack_lo[top], stack_hi[top], top = lo, mid, top + 1
-    return out
+    return noisy_quicksort_one_rng(rows, as_rng(rng)).reshape(wf.shape)
