@@ -22,12 +22,14 @@ import numpy as np
 
 from oltr.data import synthetic_letor, write_letor
 from oltr.experiments.datapaths import data_root
+from oltr.experiments.quality import LEARNERS as QUALITY_LEARNERS
 from oltr.experiments.runner import RunSetSpec, heldout_column, run_set
 
-LEARNERS = (
-    ("RTop-kF squared (top-1)", "rtopk", {"surrogate": "squared"}, "top-k", {"k": 1}),
-    ("RTop-kF KL (top-1)", "rtopk", {"surrogate": "kl"}, "top-k", {"k": 1}),
-    ("ListNet (full)", "listnet", {}, "full", {}),
+#: RTop-kF squared and KL and ListNet, as the learner-quality reproduction runs them.
+LEARNERS = tuple(
+    row
+    for row in QUALITY_LEARNERS
+    if row[0].startswith(("RTop-kF squared", "RTop-kF KL", "ListNet"))
 )
 K = 10
 

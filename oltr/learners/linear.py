@@ -310,8 +310,8 @@ class LinearRanker(Learner[FeedbackT]):
     def _not_finite(self, context: Context, x: FloatArray, flat: int) -> InputError:
         row, col = divmod(flat, x.shape[1])
         given = np.asarray(context.features)  # the value as given, not as cast
-        beyond = "" if np.isfinite(x[row, col]) or not np.isfinite(given[row, col]) else x.dtype
-        note = f" (beyond {beyond})" if beyond else ""
+        cast_away = not np.isfinite(x[row, col]) and np.isfinite(given[row, col])
+        note = f" (beyond {x.dtype})" if cast_away else ""
         return non_finite_features(type(self).__name__, context.t, given, row, col, note)
 
     def _features(self, context: Context) -> FloatArray:
