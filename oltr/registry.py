@@ -10,7 +10,7 @@ classes. This module imports nothing from the package (it sits at the bottom
 of the layers); the tables are complete once :mod:`oltr.learners`,
 :mod:`oltr.envs` and :mod:`oltr.feedback` are imported, which ``import oltr``
 does. Building components from names and checking that they fit together is
-the job of :mod:`oltr.experiments.build`.
+the job of :mod:`oltr.build`.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from oltr import build
 from oltr.errors import EXIT_CODES, ConfigFileError
-from oltr.experiments import build
 from oltr.experiments.config import load_config
 from oltr.experiments.schema import ConfigError
 

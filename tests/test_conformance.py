@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from oltr.build import check_compatible
 from oltr.envs.base import Environment
-from oltr.experiments.build import check_compatible
 from oltr.feedback import (
     FEEDBACK_KINDS,
     BanditFeedback,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.experiments.build import check_compatible, make_feedback
+from oltr.build import check_compatible, make_feedback
 from oltr.feedback import (
     BanditFeedbackModel,
     ChoiceFeedback,

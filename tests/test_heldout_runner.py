@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from oltr.build import make_env, make_feedback, make_learner
 from oltr.data.dataset import LetorDataset
 from oltr.data.letor import load_letor, write_letor
 from oltr.data.synthetic import synthetic_letor
 from oltr.experiments import report, storage, sweep
-from oltr.experiments.build import make_env, make_feedback, make_learner
 from oltr.experiments.config import load_config
 from oltr.experiments.runner import RunSetSpec, check_heldout, run_set
 from oltr.experiments.schema import ConfigError

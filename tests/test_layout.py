@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "oltr.feedback": 3,
     "oltr.envs": 4,
     "oltr.learners": 4,
+    "oltr.build": 4,
     "oltr.experiments": 5,
     "oltr.serve": 5,
     "oltr.cli": 6,

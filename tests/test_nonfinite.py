@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from oltr import RunSetSpec, run_set
+from oltr.build import make_learner
 from oltr.errors import InputError, NumericalError
-from oltr.experiments.build import make_learner
 from oltr.registry import LEARNERS
 from oltr.types import Context
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 import uvicorn
 
+from oltr.build import make_env, make_feedback, make_learner
 from oltr.client import OltrClient
-from oltr.experiments.build import make_env, make_feedback, make_learner
 from oltr.random import child_rng
 from oltr.serve import ServeSettings, Store, create_app
 from oltr.types import RunGenerators

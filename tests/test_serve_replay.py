@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from oltr.build import make_learner
 from oltr.cli import app as cli
-from oltr.experiments.build import make_learner
 from oltr.serve import ServeSettings, Store, create_app
 from oltr.serve.protocol import exploration_propensities
 from oltr.serve.replay import REWARDS, estimate_weights, ips_terms, logged_rounds, replay_log

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oltr.experiments.build import make_learner
+from oltr.build import make_learner
 from oltr.feedback import ClickFeedback, DuelFeedback, FullFeedback
 from oltr.learners.base import Learner
 from oltr.learners.linear import RUNS_MINOR_FROM

@@ -21,7 +21,6 @@ from oltr.envs.base import (
     SEPARABLE_MEASURES,
     Environment,
     hindsight_comparator,
-    resolve_measures,
 )
 from oltr.envs.choice import ChoiceEnv, RankAggregationEnv
 from oltr.envs.duels import CoinStream, ValueFunctionDuel
@@ -69,7 +68,6 @@ __all__ = [
     "maximize_on_ball",
     "project_to_ball",
     "read_relevance",
-    "resolve_measures",
     "synthetic_problem",
     "v1",
     "v2_l1",

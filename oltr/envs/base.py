@@ -51,6 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.feedback import Feedback, FeedbackModel
+from oltr.metrics import resolve_measures
 from oltr.random import RNGLike, as_rng
 from oltr.types import Configurable, Context, FloatArray, Orders, RunGenerators, read_only
 
@@ -60,7 +61,6 @@ __all__ = [
     "SEPARABLE_MEASURES",
     "Environment",
     "hindsight_comparator",
-    "resolve_measures",
 ]
 
 #: Largest list the non-separable comparator enumerates (8! = 40 320 orders).
@@ -70,17 +70,6 @@ MAX_ENUMERATION_CELLS = 20_000_000
 #: Measures of the form Σ_i w(σ(i)) g(r_i) + h(r) (PairwiseLoss only for binary relevance).
 SEPARABLE_MEASURES = frozenset({"dcg", "precision", "sumloss", "position", "spearman"})
 _CHUNK_CELLS = 1 << 22
-
-
-def resolve_measures(measures: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
-    """Measure strings (or a name -> Measure mapping) as a name -> Measure dict."""
-    from oltr.metrics import get_measure
-
-    if isinstance(measures, Mapping):
-        return {str(k): get_measure(v) for k, v in measures.items()}
-    if isinstance(measures, str):
-        raise TypeError("measures must be a sequence of measure strings, not one string")
-    return {m: get_measure(m) for m in measures}
 
 
 class Environment(Configurable, ABC):

@@ -61,8 +61,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.envs.base import Environment, hindsight_comparator, resolve_measures
+from oltr.envs.base import Environment, hindsight_comparator
 from oltr.feedback import FeedbackModel
+from oltr.metrics import resolve_measures
 from oltr.permutations import plackett_luce, ranks_from_order
 from oltr.registry import register_env
 from oltr.types import Context, FloatArray

@@ -31,8 +31,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.envs.base import Environment, hindsight_comparator, resolve_measures
+from oltr.envs.base import Environment, hindsight_comparator
 from oltr.feedback import FeedbackModel
+from oltr.metrics import resolve_measures
 from oltr.registry import register_env
 from oltr.types import Context, FloatArray
 from oltr.validation import check_choice, check_scalar

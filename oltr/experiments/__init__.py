@@ -1,6 +1,6 @@
 """Experiment engine: components from names, the runner, configs, sweeps, storage, reports.
 
-* :mod:`~oltr.experiments.build`: learners, environments and feedback models
+* :mod:`~oltr.build`: learners, environments and feedback models
   from registry names, and the compatibility check made before any work;
 * :mod:`~oltr.experiments.runner`: :func:`run_set`, one learner on one
   environment for a batch of repetitions, and its trace;
@@ -10,7 +10,7 @@
 * :mod:`~oltr.experiments.reproduce`: the papers' figures and tables by name.
 """
 
-from oltr.experiments.build import (
+from oltr.build import (
     check_compatible,
     check_env,
     check_feedback,

@@ -74,7 +74,7 @@ they must exist and are parsed (:mod:`oltr.experiments.datacheck`), so a
 malformed line is reported as ``file:line``. Every problem is reported at
 once, each prefixed with the key it concerns, e.g.
 ``learners[1].params: eta must be > 0, got -1``; every problem of a learner
-setting too, not only the first (:func:`oltr.experiments.build.learner_problems`).
+setting too, not only the first (:func:`oltr.build.learner_problems`).
 A file that is not UTF-8 is reported with the byte offset of the first bad byte.
 """
 
@@ -93,7 +93,7 @@ import numpy as np
 from pydantic import ValidationError
 
 import oltr.registry as registry
-from oltr.experiments import build
+from oltr import build
 from oltr.experiments.datacheck import check_env_data, check_heldout_data
 from oltr.experiments.datapaths import _resolve_data_paths
 from oltr.experiments.grid import checkpoint_schedule, expand_grid

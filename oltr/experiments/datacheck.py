@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from oltr import build
 from oltr.data.letor import load_letor
-from oltr.experiments import build
 from oltr.experiments.datapaths import _is_data_key
 
 __all__ = ["check_env_data", "check_heldout_data"]

@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from oltr.build import check_compatible, make_env, make_feedback, make_learner
 from oltr.data.letor import load_letor
-from oltr.envs.base import resolve_measures
-from oltr.experiments.build import check_compatible, make_env, make_feedback, make_learner
 from oltr.experiments.heldout import HeldoutSet
 from oltr.learners.base import FeatureScorer
+from oltr.metrics import resolve_measures
 from oltr.random import child_rng
 from oltr.types import RunGenerators
 from oltr.validation import check_orders, check_scalar

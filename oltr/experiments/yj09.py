@@ -125,7 +125,7 @@ def run_letor_duels(
     ``offline:<name>`` per evaluation set; ``attrs["weights"]`` holds the final
     w of every run, shape (B, d).
     """
-    from oltr.experiments.build import make_learner
+    from oltr.build import make_learner
 
     reps = tuple(int(r) for r in reps)
     cps = _checkpoints(checkpoints, horizon)

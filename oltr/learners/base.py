@@ -19,7 +19,7 @@ Writing one takes four things (see the README for a complete 20-line example):
 
 A learner whose schedule depends on the horizon T declares
 ``horizon_dependent = True`` and takes a keyword ``horizon: int | None = None``;
-the runner (:func:`oltr.experiments.build.make_learner`) then passes the run's
+the runner (:func:`oltr.build.make_learner`) then passes the run's
 horizon unless the configuration sets it. The conformance suite checks that the
 declaration and the constructor agree.
 

@@ -28,7 +28,7 @@ Chapelle, Metzler, Zhang & Grinspan 2009 (CIKM) for ERR.
 
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_loss, position_weights, spearman_rho
 from oltr.metrics.lists import exp2_gain, linear_gain, log2_discount
-from oltr.metrics.measures import MEASURES, Measure, from_scores, get_measure
+from oltr.metrics.measures import MEASURES, Measure, from_scores, get_measure, resolve_measures
 from oltr.metrics.pairwise import auc, pairwise_loss, sum_loss
 from oltr.metrics.ranking import average_precision, dcg, err, ndcg, precision
 
@@ -50,6 +50,7 @@ __all__ = [
     "position_loss",
     "position_weights",
     "precision",
+    "resolve_measures",
     "spearman_rho",
     "sum_loss",
 ]

@@ -7,7 +7,7 @@ ranks by scores (ties: lower index first) and applies one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
@@ -20,7 +20,7 @@ from oltr.metrics.lists import Value, _check_k, _first
 from oltr.metrics.pairwise import auc, pairwise_loss, sum_loss
 from oltr.metrics.ranking import average_precision, dcg, err, ndcg, precision
 
-__all__ = ["MEASURES", "Measure", "from_scores", "get_measure"]
+__all__ = ["MEASURES", "Measure", "from_scores", "get_measure", "resolve_measures"]
 
 
 # ---------------------------------------------------------------------------
@@ -186,3 +186,16 @@ def from_scores(
         raise ValueError(f"scores contain NaN at real item {_first(np.isnan(s))}")
     order = np.argsort(-s, axis=-1, kind="stable")
     return get_measure(measure)(relevance, order, mask=mask, **kw)
+
+
+def resolve_measures(measures: Mapping[str, Any] | Sequence[str]) -> dict[str, Measure]:
+    """Measure strings (or a name -> measure mapping) as a name -> :class:`Measure` dict.
+
+    >>> sorted(resolve_measures(["ndcg@3", "dcg"]))
+    ['dcg', 'ndcg@3']
+    """
+    if isinstance(measures, Mapping):
+        return {str(k): get_measure(v) for k, v in measures.items()}
+    if isinstance(measures, str):
+        raise TypeError("measures must be a sequence of measure strings, not one string")
+    return {m: get_measure(m) for m in measures}

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from oltr.build import check_compatible, make_feedback, make_learner
 from oltr.clicks.methods import interleave
-from oltr.experiments.build import check_compatible, make_feedback, make_learner
 from oltr.feedback import (
     ChoiceFeedback,
     DuelFeedback,
