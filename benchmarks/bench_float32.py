@@ -6,7 +6,7 @@ seeded stream twice, in float64 and in float32, on MQ2008 Fold1 (or, without
 of the lists shown online and the held-out NDCG@10 of the reported ranker at
 the horizon, for both precisions, and their differences. The scores' error
 bound, ``|ŝ − s| ≤ (γ_d (1 + u) + u) Σ|w_j x_j|`` with u = 2⁻²⁴, is derived and
-checked against exact arithmetic in ``tests/test_float32.py``.
+checked against exact arithmetic in ``tests/learners/test_float32.py``.
 
 Speed in float32 is in ``bench_rtopk.py``. Usage:
 ``python benchmarks/bench_float32.py [--horizon 20000] [--reps 2]``.

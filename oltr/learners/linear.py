@@ -27,7 +27,7 @@ runs, sorts them; the other takes the step, projects, checks that the weights
 stay finite and updates their running average. The projection's sum of
 squares runs in index order; before, numpy's einsum summed in its own order,
 so projected weights moved in the last bits, within the bound that
-``tests/test_linear_kernels.py`` derives and checks.
+``tests/learners/test_linear_kernels.py`` derives and checks.
 
 ``dtype="float32"`` keeps weights, features, scores and the products' sums in
 float32 (the arithmetic of every path is the same per run, so float32 traces

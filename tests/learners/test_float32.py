@@ -1,6 +1,6 @@
 """``dtype="float32"`` linear learners: the scores' error bound and bad input.
 
-That float32 learners learn as float64 ones do is tested in ``tests/test_rtopk.py``.
+That float32 learners learn as float64 ones do is tested in ``tests/learners/test_rtopk.py``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from oltr.cli import app
 from oltr.data.letor import load_letor
 
-FIXTURES = Path(__file__).parent / "fixtures" / "letor"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
 
 
 @pytest.fixture

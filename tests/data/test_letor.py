@@ -28,7 +28,7 @@ from oltr.data.letor import load_letor, write_letor
 from oltr.data.stream import QueryStream
 from oltr.data.svmlight import LetorFormatError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "letor"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
 MALFORMED = FIXTURES / "malformed"
 
 #: Error rate of each statistical test in this file.
