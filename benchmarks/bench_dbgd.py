@@ -7,7 +7,7 @@ Usage: ``python benchmarks/bench_dbgd.py``. Two settings:
   the duel, DBGD learns: (m, d) = (40, 46) (LETOR 4.0 size) and (120, 136)
   (MSLR-WEB size), B = 1 and 64 runs per step;
 * **synthetic P1** (d = 50) — the array loop of
-  :func:`oltr.experiments.duels.simulate_synthetic` with B = 1 and 64 runs.
+  :func:`oltr.reproductions.synthetic_duels.simulate_synthetic` with B = 1 and 64 runs.
 
 "duels/s" counts one duel per run: B × rounds / seconds. Prints only; asserts nothing.
 """
@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from oltr.experiments.duels import simulate_synthetic
 from oltr.feedback import InterleavedClickFeedback
 from oltr.learners.dbgd import DBGD
+from oltr.reproductions.synthetic_duels import simulate_synthetic
 from oltr.types import Context, RunGenerators
 
 MIN_SECONDS = 1.0

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from oltr.feedback import ChoiceFeedback, FullFeedback, TopKFeedback
-from oltr.learners.ftpl import FTPL, ftpl_epsilon
+from oltr.learners.ftpl import FullInformationFTPL, ftpl_epsilon
 from oltr.learners.onlinerank import OnlineRank
 from oltr.learners.rtop1f import RTop1F, rtop1f_schedule
 from oltr.permutations import noisy_quicksort
@@ -103,7 +103,7 @@ def loop(m: int, b: int, rel: np.ndarray) -> float:
 
 def ftpl_batched(m: int, b: int, rel: np.ndarray) -> float:
     """Rounds × runs per second of batched full-information FTPL."""
-    lrn = FTPL(measure="dcg", horizon=HORIZON[m], n_runs=b, rng=1)
+    lrn = FullInformationFTPL(measure="dcg", horizon=HORIZON[m], n_runs=b, rng=1)
     n = rel.shape[0]
     rows = np.broadcast_to(rel[:, None], (n, b, m))
     start = time.perf_counter()

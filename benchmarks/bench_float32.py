@@ -22,13 +22,13 @@ import numpy as np
 
 from oltr.data import synthetic_letor, write_letor
 from oltr.experiments.datapaths import data_root
-from oltr.experiments.quality import LEARNERS as QUALITY_LEARNERS
 from oltr.experiments.runner import RunSetSpec, heldout_column, run_set
+from oltr.reproductions.learner_quality import CONTEXTUAL_DEFAULTS
 
 #: RTop-kF squared and KL and ListNet, as the learner-quality reproduction runs them.
 LEARNERS = tuple(
     row
-    for row in QUALITY_LEARNERS
+    for row in CONTEXTUAL_DEFAULTS
     if row[0].startswith(("RTop-kF squared", "RTop-kF KL", "ListNet"))
 )
 K = 10

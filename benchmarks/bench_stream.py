@@ -94,7 +94,7 @@ def child(path: str, rounds: int, normalize: bool) -> None:
     """One measurement in this fresh process; prints a JSON line."""
     from oltr.data import load_letor
     from oltr.envs.stream import LetorStreamEnv
-    from oltr.feedback.models import TopKFeedbackModel
+    from oltr.feedback.feedback_models import TopKFeedbackModel
     from oltr.learners.rtopk import RTopKF
 
     before = status_mb()

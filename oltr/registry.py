@@ -8,9 +8,9 @@ Classes register themselves where they are defined::
 :data:`LEARNERS`, :data:`ENVIRONMENTS` and :data:`FEEDBACK_MODELS` map names to
 classes. This module imports nothing from the package (it sits at the bottom
 of the layers); the tables are complete once :mod:`oltr.learners`,
-:mod:`oltr.envs` and :mod:`oltr.feedback` are imported, which ``import oltr``
-does. Building components from names and checking that they fit together is
-the job of :mod:`oltr.build`.
+:mod:`oltr.envs` and :mod:`oltr.feedback` are imported, which importing
+:mod:`oltr.build` (or reading ``oltr.LEARNERS``) does. Building components
+from names and checking that they fit together is the job of :mod:`oltr.build`.
 """
 
 from __future__ import annotations

@@ -18,12 +18,13 @@ def list_components(
 ) -> None:
     """List registered learners, environments, feedback models, measures or reproductions."""
     from oltr.experiments.catalog import catalog
+    from oltr.reproductions import reproduction_entries
 
     if kind is not None and kind not in KINDS:
         typer.echo(f"error: unknown kind {kind!r}; choose one of {', '.join(KINDS)}", err=True)
         raise typer.Exit(2)
     for i, name in enumerate([kind] if kind else KINDS):
-        entries = catalog(name)
+        entries = reproduction_entries() if name == "reproductions" else catalog(name)
         typer.echo(("\n" if i else "") + f"{name} ({len(entries)})")
         width = max((len(e.name) for e in entries), default=0)
         for entry in entries:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from oltr.data.dataset import summarize
-from oltr.data.letor import load_letor, write_letor
-from oltr.data.synthetic import synthetic_letor
 from oltr.errors import OltrError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+# Library imports happen inside the commands, so that `oltr --help` stays instant.
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help: no "<bool>" metavar on flags
@@ -33,6 +33,8 @@ def _grades_text(grades: dict[int, int], n_docs: int) -> str:
 
 
 def _table(summary: dict[str, Any]) -> Table:
+    from rich.table import Table
+
     lengths = summary["list_length"]
     low_high = summary["feature_range"]
     normalised = "yes" if summary["query_normalised"] else "no"
@@ -73,6 +75,11 @@ def info(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Parse without the cache.")] = False,
 ) -> None:
     """Queries, documents, features, grades, list lengths and normalisation of a file."""
+    from rich.console import Console
+
+    from oltr.data.dataset import summarize
+    from oltr.data.letor import load_letor
+
     try:
         dataset = load_letor(path, group_file=group_file, cache=not no_cache)
     except (ValueError, OSError) as exc:
@@ -97,6 +104,9 @@ def synth(
     ] = None,
 ) -> None:
     """Write a synthetic LETOR file drawn from a hidden scoring model."""
+    from oltr.data.letor import write_letor
+    from oltr.data.synthetic import synthetic_letor
+
     try:
         dataset = synthetic_letor(
             n_queries=queries, n_features=features, max_grade=max_grade, rng=seed

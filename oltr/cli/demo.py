@@ -20,10 +20,10 @@ def demo(
     """Synthetic LETOR-like data, fixed rankers under every measure, then a small online run."""
     from oltr.data.dataset import summarize
     from oltr.data.synthetic import synthetic_letor
-    from oltr.experiments.demo import DEMO_REPRODUCTION, score_fixed_rankers
-    from oltr.experiments.reproduce import run_function_reproduction
     from oltr.experiments.storage import prepare_dir
     from oltr.metrics import get_measure
+    from oltr.reproductions import run_reproduction
+    from oltr.reproductions.demo import DEMO_REPRODUCTION, score_fixed_rankers
 
     if online:
         prepare_dir(out, what="demo folder")  # before any work: a bad folder fails at once
@@ -50,9 +50,9 @@ def demo(
         "every contextual learner learns online on 400 training queries (top-1/top-2 labels, "
         "full labels, or interleaved clicks) and is scored on 200 test queries"
     )
-    folder = run_function_reproduction(DEMO_REPRODUCTION, size="small", out=out)
-    typer.echo((folder / "table.md").read_text(encoding="utf-8"))
+    _, report = run_reproduction(DEMO_REPRODUCTION, size="small", out=out)
+    typer.echo((report.out_dir / f"{DEMO_REPRODUCTION}.md").read_text(encoding="utf-8"))
     typer.echo(
         "gap closed = (learner - random) / (offline RankSVM - random); "
-        f"held-out curves: {folder / 'curves.png'}"
+        f"held-out curves: {report.out_dir / f'{DEMO_REPRODUCTION}.png'}; report: {report.html}"
     )

@@ -59,11 +59,12 @@ def _execute(
     address: str | None,
     quiet: bool,
     report: bool,
+    run_set_fn: Any = None,
 ) -> None:
     """Run a loaded experiment, then write (or point to) its report."""
     from oltr.experiments import storage
-    from oltr.experiments.report import write_report
     from oltr.experiments.sweep import SweepError, run_experiment
+    from oltr.reproductions import write_results_report
 
     results_dir = out if out is not None else experiment.output
     done = storage.finished_run_sets(results_dir)
@@ -83,6 +84,7 @@ def _execute(
             backend=backend.value,
             address=address,
             progress=not quiet,
+            run_set_fn=run_set_fn,
         )
     except KeyboardInterrupt:
         kept = sum(
@@ -99,7 +101,7 @@ def _execute(
             raise
         raise InputError(str(exc)) from None
     if report:
-        rep = write_report(results_dir)
+        rep = write_results_report(results_dir)
         typer.echo(f"report: {rep.html}")
     else:
         typer.echo(f"results in {results_dir}; report with: oltr report {results_dir}")
@@ -138,10 +140,13 @@ def report(
         Path | None, typer.Option("--out", "-o", help="Report folder (default RESULTS_DIR/report).")
     ] = None,
 ) -> None:
-    """Plots (PNG, SVG), a table of final values (Markdown, CSV) and one HTML page."""
-    from oltr.experiments.report import write_report
+    """Plots (PNG, SVG), a table of final values (Markdown, CSV) and one HTML page.
 
-    rep = write_report(results_dir, measures=measure or None, out=out)
+    A reproduction's folder also gets the reproduction's own tables and figures.
+    """
+    from oltr.reproductions import write_results_report
+
+    rep = write_results_report(results_dir, measures=measure or None, out=out)
     typer.echo(f"wrote {len(rep.images)} images, {rep.table_md.name}, {rep.table_csv.name}")
     typer.echo(f"report: {rep.html}")
 
@@ -160,12 +165,11 @@ def reproduce(
     address: AddressOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Reproduce a paper figure or table from its packaged config."""
-    from oltr.experiments.reproduce import (
-        FUNCTION_REPRODUCTIONS,
+    """Reproduce a paper figure or table: its run sets, stored in the results folder, and report."""
+    from oltr.reproductions.reproduce import (
         list_reproductions,
         load_reproduction,
-        run_function_reproduction,
+        reproduction_task,
     )
 
     if list_:
@@ -176,14 +180,16 @@ def reproduce(
         return
     if name is None:
         raise _fail("give a reproduction NAME or --list")
-    if name in FUNCTION_REPRODUCTIONS:
-        folder = run_function_reproduction(name, size=size.value, out=out)
-        typer.echo((folder / "table.md").read_text(encoding="utf-8"))
-        typer.echo(f"tables in {folder}")
-        return
-    experiment: Any = load_reproduction(name, size=size.value)
+    experiment: Any = load_reproduction(name, size=size.value, out=out)
     _execute(
-        experiment, out=out, jobs=jobs, backend=backend, address=address, quiet=quiet, report=True
+        experiment,
+        out=experiment.output,
+        jobs=jobs,
+        backend=backend,
+        address=address,
+        quiet=quiet,
+        report=True,
+        run_set_fn=reproduction_task(name),
     )
 
 

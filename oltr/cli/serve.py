@@ -7,8 +7,13 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table
+
+from oltr.errors import InputError
+
+#: The modules of the web stack, installed by the extra ``oltr[serve]``.
+WEB_STACK = frozenset(
+    {"fastapi", "starlette", "anyio", "uvicorn", "httptools", "uvloop", "prometheus_client"}
+)
 
 StoreOpt = Annotated[Path, typer.Option("--store", help="SQLite file of the service's state.")]
 
@@ -52,9 +57,17 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
     """Serve rankers over HTTP; state in --store survives restarts (README: "Serving a ranker")."""
-    import uvicorn
+    try:
+        import uvicorn
 
-    from oltr.serve import ServeSettings, create_app, freeze_long_lived
+        from oltr.serve.app import ServeSettings, create_app, freeze_long_lived
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in WEB_STACK:
+            raise
+        raise InputError(
+            f"oltr serve needs the web stack ({exc.name} is not installed): "
+            'pip install "oltr[serve]"'
+        ) from None
 
     try:
         settings = ServeSettings(
@@ -87,6 +100,9 @@ def replay(
     ] = None,
 ) -> None:
     """Re-run a ranker's logged events into a fresh learner and estimate rankers' value (IPS)."""
+    from rich.console import Console
+    from rich.table import Table
+
     from oltr.serve.protocol import RankerDefinition, RequestError
     from oltr.serve.replay import (
         REWARDS,

@@ -9,9 +9,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Annotated, Any
 
-import numpy as np
 import typer
-from tqdm.auto import tqdm
 
 from oltr.errors import InputError
 
@@ -88,6 +86,8 @@ def matrices(
     """Print the loss (or gain) matrix L and the feedback matrix H (CT15 Tables 1–2)."""
 
     def go() -> None:
+        import numpy as np
+
         from oltr.theory.matrices import ranking_game
 
         cells = math.factorial(m) * (grades + 1) ** m if 1 <= m <= 12 else 0
@@ -197,6 +197,8 @@ def observability(
     """Pareto-optimal actions, neighbours and global/local observability verdicts."""
 
     def go() -> None:
+        from tqdm.auto import tqdm
+
         from oltr.theory.matrices import ranking_game
         from oltr.theory.observability import ANALYSIS_STAGES, analyze_game
 

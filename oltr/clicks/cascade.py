@@ -28,7 +28,7 @@ coins are drawn at once and the first stop cuts the clicks, the same law as the
 sequential process because a position's coins are read only when it is examined.
 
 The standard instantiations (perfect, navigational, informational) for 2, 3 and 5
-grades are :data:`oltr.clicks.models.CASCADE_PARAMETERS`; their sources:
+grades are :data:`oltr.clicks.click_models.CASCADE_PARAMETERS`; their sources:
 
 * 5 grades (MSLR, Yahoo!): Oosterhuis & de Rijke 2018, CIKM, Table 1 — P(click |
   0..4): perfect 0/0.2/0.4/0.8/1, navigational 0.05/0.3/0.5/0.7/0.95,
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.clicks.models import CASCADE_PARAMETERS
+from oltr.clicks.click_models import CASCADE_PARAMETERS
 from oltr.random import RNGLike, as_rng
 
 __all__ = ["STOP_RULES", "StopRuleCascade", "check_grades", "click_model", "draw_uniforms"]

@@ -51,11 +51,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.clicks.models import RNGs, normalize_rngs, uniform_draws
+from oltr.clicks.click_models import RNGs, normalize_rngs, uniform_draws
+from oltr.kernels import njit
 from oltr.permutations import ranks_from_order
 
 __all__ = [
@@ -250,7 +250,7 @@ def team_draft_interleave(
     return TeamDraftInterleaving(_unflat(shown, p.batch), _unflat(team, p.batch))
 
 
-@numba.njit(cache=True)
+@njit
 def _team_draft_picks(
     top_a: NDArray[np.intp],
     top_b: NDArray[np.intp],

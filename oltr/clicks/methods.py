@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oltr.clicks.click_models import ClickModel, RNGs, normalize_rngs
 from oltr.clicks.interleaving import Interleaving, balanced_interleave, team_draft_interleave
-from oltr.clicks.models import ClickModel, RNGs, normalize_rngs
 from oltr.clicks.probabilistic import probabilistic_interleave
 
 __all__ = ["INTERLEAVING_METHODS", "compare", "interleave"]
@@ -61,7 +61,7 @@ def compare(
         Grades of the m items, shape (..., m), broadcast against the orders;
         seen only by the simulated user.
     click_model
-        A click model from :mod:`oltr.clicks.models`.
+        A click model from :mod:`oltr.clicks.click_models`.
     method
         ``"team_draft"`` (default), ``"balanced"`` or ``"probabilistic"``.
     k
@@ -80,7 +80,7 @@ def compare(
 
     Examples
     --------
-    >>> from oltr.clicks.models import cascade_model
+    >>> from oltr.clicks.click_models import cascade_model
     >>> good, bad = [0, 1, 2, 3], [3, 2, 1, 0]
     >>> int(compare(good, bad, [2, 2, 0, 0], cascade_model("perfect", n_grades=3), k=2,
     ...             rng=0))

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from oltr.kernels import njit
 from oltr.types import FloatArray
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def rank_weights(m: int, tau: float) -> Any:  # pragma: no cover
     """The softmax numerators ``(r + 1)^{−τ}`` of ranks ``r = 0..m−1``, shape (m,)."""
     table = np.empty(m)
@@ -60,7 +60,7 @@ def rank_weights(m: int, tau: float) -> Any:  # pragma: no cover
     return table
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def multileave_one(
     ranks: Any, u_ranker: Any, u_doc: Any, table: Any, shown: Any, q: Any
 ) -> None:  # pragma: no cover
@@ -150,7 +150,7 @@ def probabilistic_multileave(
     return shown, q
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _multileave_runs(
     ranks: Any, uniforms: Any, table: Any, shown: Any, q: Any
 ) -> None:  # pragma: no cover
@@ -158,7 +158,7 @@ def _multileave_runs(
         multileave_one(ranks[r], uniforms[r, 0], uniforms[r, 1], table, shown[r], q[r])
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _prefs_one(q: Any, clicks: Any, out: Any) -> None:  # pragma: no cover
     k, n = q.shape
     c = 0
@@ -224,7 +224,7 @@ def preference_vs_first(posterior: FloatArray, clicks: NDArray[np.bool_]) -> Flo
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _prefs_runs(q: Any, clicks: Any, out: Any) -> None:  # pragma: no cover
     for r in range(q.shape[0]):
         _prefs_one(q[r], clicks[r], out[r])

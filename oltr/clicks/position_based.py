@@ -12,7 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.clicks.models import ClickModel, _check_name, _check_probs, _check_relevance_mask, _Probs
+from oltr.clicks.click_models import (
+    ClickModel,
+    _check_name,
+    _check_probs,
+    _check_relevance_mask,
+    _Probs,
+)
 
 __all__ = ["PositionBasedClickModel", "position_based_model"]
 

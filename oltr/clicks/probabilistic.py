@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oltr.clicks.click_models import RNGs
 from oltr.clicks.interleaving import (
     _TIE_TOL,
     TEAM_A,
@@ -22,7 +23,6 @@ from oltr.clicks.interleaving import (
     _sign,
     _unflat,
 )
-from oltr.clicks.models import RNGs
 
 __all__ = ["ProbabilisticInterleaving", "probabilistic_interleave", "softmax_weights"]
 

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.clicks.cascade import STOP_RULES, StopRuleCascade, check_grades, click_model
+from oltr.clicks.click_models import CASCADE_PARAMETERS
 from oltr.clicks.dcm import DependentClickModel
-from oltr.clicks.models import CASCADE_PARAMETERS
 from oltr.clicks.position_based import PositionBasedClickModel
 from oltr.random import RNGLike
 
@@ -51,7 +51,7 @@ class ClickSimulator(Protocol):
 class PositionBiasedModel(PositionBasedClickModel):
     """Position-based model P(click at i) = θ_i α[g_i], θ_i = (1/(i+1))^η, with batched coins.
 
-    The model of :class:`oltr.clicks.models.PositionBasedClickModel` (Craswell et
+    The model of :class:`oltr.clicks.click_models.PositionBasedClickModel` (Craswell et
     al. 2008; Joachims et al. 2017), plus the uniform-driven draw shared by the zoo.
     """
 

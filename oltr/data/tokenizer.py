@@ -10,11 +10,11 @@ stays the reference.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.errors import DataFormatError
+from oltr.kernels import njit
 
 __all__ = ["MAX_DENSE_BYTES", "MAX_FEATURE_INDEX", "SPARSE_CELLS", "SPARSE_CELLS_PER_BYTE"]
 
@@ -56,7 +56,7 @@ _NEWLINE, _HASH, _COLON, _DOT, _PLUS, _MINUS = 10, 35, 58, 46, 43, 45
 _POW10 = np.array([10.0**k for k in range(23)])
 
 
-@numba.njit(cache=True)
+@njit
 def _scan_number(buf: NDArray[np.uint8], i: int, n: int) -> tuple[int, int, float]:
     """Scan ``[+-]digits[.digits][(e|E)[+-]digits]`` from ``buf[i]``.
 
@@ -119,7 +119,7 @@ def _scan_number(buf: NDArray[np.uint8], i: int, n: int) -> tuple[int, int, floa
     return i, 1, -result if negative else result
 
 
-@numba.njit(cache=True)
+@njit
 def _ends_token(buf: NDArray[np.uint8], j: int, n: int) -> bool:
     if j >= n:
         return True
@@ -131,7 +131,7 @@ def _ends_token(buf: NDArray[np.uint8], j: int, n: int) -> bool:
 _OK, _OUTSIDE_GRAMMAR, _TOO_SMALL = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@njit
 def _tokenize(
     buf: NDArray[np.uint8],
     fill: bool,

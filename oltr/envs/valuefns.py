@@ -59,7 +59,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from oltr.clicks.models import RNGs, normalize_rngs, uniform_draws
+from oltr.clicks.click_models import RNGs, normalize_rngs, uniform_draws
 
 __all__ = [
     "SYNTHETIC_PROBLEMS",

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oltr.clicks.models import RNGs
+from oltr.clicks.click_models import RNGs
 from oltr.envs.valuefns import Array, _draw_outcome, _float, logistic
 from oltr.metrics import ndcg
 from oltr.permutations import order_from_scores

@@ -2,7 +2,8 @@
 
 Each entry is a registry name, the first line of its docstring and the
 parameters its constructor takes (with their defaults), read from the code
-itself so the listing never drifts from it.
+itself so the listing never drifts from it. ``oltr list`` shows the packaged
+reproductions (:func:`oltr.reproductions.reproduction_entries`) beside these.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from oltr.experiments.reproduce import list_reproductions
+import oltr.build  # noqa: F401  (imports every component: the registry tables are complete)
 from oltr.metrics import MEASURES
 from oltr.registry import ENVIRONMENTS, FEEDBACK_MODELS, LEARNERS, PARAMETER_DUELERS
 
@@ -57,10 +58,6 @@ def _measures() -> list[Entry]:
     return out
 
 
-def _reproductions() -> list[Entry]:
-    return [Entry(r.name, r.description) for r in list_reproductions()]
-
-
 #: The kinds ``oltr list`` knows, each with the function that lists it.
 CATALOGS: dict[str, Callable[[], list[Entry]]] = {
     "learners": lambda: _classes(LEARNERS),
@@ -68,7 +65,6 @@ CATALOGS: dict[str, Callable[[], list[Entry]]] = {
     "feedback": lambda: _classes(FEEDBACK_MODELS),
     "duelers": lambda: _classes(PARAMETER_DUELERS),
     "measures": _measures,
-    "reproductions": _reproductions,
 }
 
 

@@ -12,6 +12,9 @@ An experiment is one TOML file (read with the standard library's ``tomllib``)::
     schedule = { log = 60 }       # record at 60 log-spaced rounds; or { every = 100 }
     output = "results/top1-demo"  # optional; relative to the working directory
     batch_size = 5                # optional; at most this many reps per run set
+    online_discount = 0.9995      # optional: also online:M = Σ_t γ^(t-1) M_t per measure
+    no_relevant = 0.0             # optional: a list without a relevant item scores this
+    streams = "per-run"           # optional: each repetition its own environment stream
 
     [env]
     name = "fixed-items-v1"
@@ -114,13 +117,19 @@ __all__ = ["Experiment", "PlannedRunSet", "load_config", "parse_config"]
 
 @dataclass(frozen=True)
 class PlannedRunSet:
-    """One run set of an experiment: its spec and how reports name it."""
+    """One run set of an experiment: its spec and how reports name it.
+
+    ``group`` optionally names the part of the experiment the run set belongs to
+    (a data set, a problem) for reports that tabulate by it; it is recorded with
+    the run set and does not enter its id.
+    """
 
     spec: RunSetSpec
     label: str
     params: dict[str, Any]
     learner_index: int
     run_set_id: str = field(init=False)
+    group: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "run_set_id", run_set_id(self.spec))
@@ -132,6 +141,9 @@ class Experiment:
 
     ``resolved`` is the document actually run (size applied, seed filled in, data
     paths made absolute, ``sizes`` dropped); it is stored with every result.
+    ``reproduction`` is the name of the packaged reproduction it is (None for a
+    config of one's own); it is recorded in the results folder's manifest so that
+    a report rebuilt from the folder alone can add the reproduction's own tables.
     """
 
     name: str
@@ -146,6 +158,7 @@ class Experiment:
     checkpoints: tuple[int, ...]
     run_sets: tuple[PlannedRunSet, ...]
     resolved: dict[str, Any]
+    reproduction: str | None = None
 
 
 # ----------------------------------------------------------------------------- public helpers
@@ -225,12 +238,18 @@ def parse_config(
                 measures=tuple(exp.measures),
                 checkpoints=checkpoints,
                 heldout=copy.deepcopy(heldout),
+                online_discount=exp.online_discount,
+                no_relevant=exp.no_relevant,
+                streams=exp.streams,
             )
             run_sets.append(PlannedRunSet(spec, label, setting, index))
     _check_unique_ids(run_sets, source)
 
     resolved = json.loads(model.model_dump_json(exclude={"sizes"}))
     resolved["experiment"]["seed"] = seed
+    for key in ("online_discount", "no_relevant", "streams"):  # unset: the document is unchanged
+        if resolved["experiment"][key] is None:
+            del resolved["experiment"][key]
     resolved["env"]["params"] = json.loads(json.dumps(env_params))
     if heldout is None:
         del resolved["heldout"]  # the resolved document of a config without one is unchanged

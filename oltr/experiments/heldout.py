@@ -16,24 +16,150 @@ same NDCG convention as the online trace (:func:`oltr.metrics.ndcg`, queries
 without a relevant document score ``no_relevant``). All ``B`` runs and all
 queries are scored row by row (the same arithmetic for any number of runs) and
 each list is sorted by a compiled loop.
+
+A ranker without a model (the random ranker) is scored by drawing a uniformly
+random permutation of every test list per run (:meth:`HeldoutSet.evaluate_random`,
+from explicit per-run generators), through the same kernel.
+
+The runner's held-out tables (``RunSetSpec.heldout`` and ``RunSetSpec.heldouts``)
+are checked (:func:`check_heldout`), named (:func:`heldout_column`) and loaded
+(:func:`load_heldout`) here, so every held-out number of the package comes from
+this one module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.data.dataset import LetorDataset
+from oltr.data.letor import load_letor
+from oltr.kernels import njit
+from oltr.learners.base import FeatureScorer
 from oltr.learners.linear import batch_scores
 from oltr.metrics import exp2_gain, log2_discount
-from oltr.types import FloatArray
+from oltr.types import FloatArray, RunGenerators
+from oltr.validation import check_scalar
 
-__all__ = ["HeldoutSet", "heldout_ndcg"]
+__all__ = [
+    "HELDOUT_DEFAULTS",
+    "HeldoutSet",
+    "check_heldout",
+    "check_heldouts",
+    "evaluate_learner",
+    "heldout_column",
+    "heldout_ndcg",
+    "load_heldout",
+]
+
+#: Keys of a held-out table and their defaults: the keyword arguments of
+#: :func:`oltr.data.letor.load_letor` (``path`` is required), the NDCG cutoff
+#: ``k`` and the value ``no_relevant`` of a query without a relevant document.
+HELDOUT_DEFAULTS: dict[str, Any] = {
+    "path": None,
+    "group_file": None,
+    "n_features": None,
+    "normalize": False,
+    "drop_no_relevant": False,
+    "k": 10,
+    "no_relevant": 1.0,
+}
+
+
+def check_heldout(
+    heldout: Mapping[str, Any] | None, *, where: str = "heldout"
+) -> dict[str, Any] | None:
+    """Validate a held-out table; return it with every default filled in (None stays None).
+
+    Filling the defaults makes equal settings equal specs (and equal run-set
+    ids), however they were written. Files are not opened here. ``where``
+    prefixes the messages (``heldouts.test`` for a named table).
+
+    >>> check_heldout({"path": "test.txt", "k": 5})["no_relevant"]
+    1.0
+    >>> check_heldout({"path": "test.txt", "K": 5})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: heldout: unknown key 'K'; valid: path, group_file, n_features, ...
+    """
+    if heldout is None:
+        return None
+    if not isinstance(heldout, Mapping):
+        raise TypeError(f"{where} must be a dict or None, got {type(heldout).__name__}")
+    unknown = [key for key in heldout if key not in HELDOUT_DEFAULTS]
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown key {unknown[0]!r}; valid: {', '.join(HELDOUT_DEFAULTS)}"
+        )
+    out = {**HELDOUT_DEFAULTS, **heldout}
+    for key in ("path", "group_file"):
+        value = out[key]
+        if (value is not None or key == "path") and (not isinstance(value, str) or not value):
+            raise TypeError(f"{where}.{key} must be a file path (a non-empty str), got {value!r}")
+    for key in ("normalize", "drop_no_relevant"):
+        if not isinstance(out[key], bool):
+            raise TypeError(f"{where}.{key} must be a bool, got {out[key]!r}")
+    if out["n_features"] is not None:
+        out["n_features"] = int(
+            check_scalar(out["n_features"], f"{where}.n_features", low=1, integer=True)
+        )
+    out["k"] = int(check_scalar(out["k"], f"{where}.k", low=1, integer=True))
+    out["no_relevant"] = float(check_scalar(out["no_relevant"], f"{where}.no_relevant"))
+    return out
+
+
+def check_heldouts(
+    heldouts: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, dict[str, Any]] | None:
+    """Validate named held-out tables (name -> table, see :func:`check_heldout`).
+
+    Names are non-empty and hold no ``:`` (they become part of a column name).
+
+    >>> sorted(check_heldouts({"test": {"path": "t.txt"}, "vali": {"path": "v.txt"}}))
+    ['test', 'vali']
+    """
+    if heldouts is None:
+        return None
+    if not isinstance(heldouts, Mapping) or not heldouts:
+        raise TypeError(f"heldouts must be a non-empty dict of name -> table, got {heldouts!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, table in heldouts.items():
+        if not isinstance(name, str) or not name or ":" in name:
+            raise ValueError(f"heldouts: a name must be a non-empty str without ':', got {name!r}")
+        checked = check_heldout(table, where=f"heldouts.{name}")
+        if checked is None:
+            raise TypeError(f"heldouts.{name} must be a table, got None")
+        out[name] = checked
+    return out
+
+
+def heldout_column(k: int, name: str | None = None) -> str:
+    """Name of a held-out trace column: ``heldout:ndcg@k``, or ``heldout:NAME:ndcg@k``.
+
+    >>> heldout_column(10), heldout_column(10, "test")
+    ('heldout:ndcg@10', 'heldout:test:ndcg@10')
+    """
+    return f"heldout:ndcg@{k}" if name is None else f"heldout:{name}:ndcg@{k}"
+
+
+def load_heldout(table: Mapping[str, Any], *, where: str = "heldout") -> HeldoutSet:
+    """The :class:`HeldoutSet` of a checked table (:func:`check_heldout`); files must exist."""
+    for key in ("path", "group_file"):
+        if table[key] is not None and not Path(table[key]).is_file():
+            raise ValueError(f"{where}.{key}: no such file: {table[key]}")
+    dataset = load_letor(
+        table["path"],
+        group_file=table["group_file"],
+        n_features=table["n_features"],
+        normalize=table["normalize"],
+        drop_no_relevant=table["drop_no_relevant"],
+    )
+    return HeldoutSet(dataset, k=table["k"], no_relevant=table["no_relevant"])
 
 
 def _weights(weights: ArrayLike, n_features: int) -> FloatArray:
@@ -48,7 +174,7 @@ def _weights(weights: ArrayLike, n_features: int) -> FloatArray:
     return w
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _ndcg_kernel(
     scores: Any, offsets: Any, gains: Any, ideal: Any, disc: Any, no_relevant: float, out: Any
 ) -> None:  # pragma: no cover
@@ -144,6 +270,17 @@ class HeldoutSet:
         mean: FloatArray = self.per_query_scorer(score).mean(axis=-1)
         return mean
 
+    def evaluate_random(self, rngs: RunGenerators) -> FloatArray:
+        """Mean NDCG@k of one uniformly random permutation of every list per run, shape (B,).
+
+        Run ``b`` draws one uniform key per document from ``rngs[b]`` and ranks by
+        it (ties have probability 0), so its value does not depend on its batch.
+        """
+        n = self.dataset.features.shape[0]
+        keys = np.asarray(rngs.map(lambda g: g.random(n)), dtype=np.float64)
+        mean: FloatArray = self._ndcg_of(keys).mean(axis=-1)
+        return mean
+
     def _ndcg_of(self, scores: FloatArray) -> FloatArray:
         offsets, gains, ideal, disc = self._lists
         out = np.empty((scores.shape[0], ideal.size))
@@ -187,3 +324,35 @@ def heldout_ndcg(
     [1.0, 0.5]
     """
     return HeldoutSet(dataset, k=k, no_relevant=no_relevant).evaluate(weights)
+
+
+def evaluate_learner(
+    evaluator: HeldoutSet,
+    learner: Any,
+    n_runs: int,
+    *,
+    weights: bool,
+    rngs: RunGenerators | None = None,
+) -> FloatArray:
+    """Held-out mean NDCG@k of each run's current ranker, shape (B,).
+
+    A :class:`~oltr.learners.base.FeatureScorer` is scored through its scoring
+    function; a learner with ``weights`` through the weights it reports (its
+    averaged iterate ``reported_weights_`` if it keeps one, else ``weights_``);
+    with ``rngs``, a learner without a model by random permutations
+    (:meth:`HeldoutSet.evaluate_random`); any other learner gets NaN.
+    """
+    if isinstance(learner, FeatureScorer):
+        return evaluator.evaluate_scorer(learner.score_features)
+    if weights:
+        w = getattr(learner, "reported_weights_", None)
+        w = learner.weights_ if w is None else w
+        if w.shape[0] != n_runs:
+            raise ValueError(
+                f"{type(learner).__name__}.weights_ has {w.shape[0]} rows, "
+                f"expected one per run ({n_runs})"
+            )
+        return evaluator.evaluate(w)
+    if rngs is not None:
+        return evaluator.evaluate_random(rngs)
+    return np.full(n_runs, np.nan)

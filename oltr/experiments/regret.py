@@ -65,6 +65,8 @@ def cumulative_regret(
     kind
         ``"gain"`` (regret = comparator − learner) or ``"loss"`` (learner − comparator).
 
+    Examples
+    --------
     >>> cumulative_regret([1.0, 1.5], [1.0, 2.0], kind="gain").tolist()
     [0.0, 0.5]
     """

@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import html
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,12 +44,14 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from oltr.experiments import storage
+from oltr.experiments.page import ReportSection, frame_markdown, render_page
 from oltr.experiments.regret import regret_exponent
 
 __all__ = [
     "HELDOUT_PREFIX",
     "Quantity",
     "Report",
+    "ReportSection",
     "final_table",
     "measures_in",
     "plot_measure",
@@ -270,6 +270,7 @@ def write_report(
     measures: Sequence[str] | None = None,
     out: str | Path | None = None,
     fit_from: float = 0.1,
+    sections: Sequence[ReportSection] = (),
 ) -> Report:
     """Write plots (PNG + SVG), the final-value table (Markdown + CSV) and ``index.html``.
 
@@ -283,6 +284,10 @@ def write_report(
         Output folder; default ``RESULTS_DIR/report``.
     fit_from
         Fraction of the horizon from which the regret exponent is fitted.
+    sections
+        What the caller adds (:class:`~oltr.experiments.page.ReportSection`: a
+        paper's table, its figure), shown first; each table is also written as
+        ``NAME.csv`` and ``NAME.md``, each figure as ``NAME.png`` and ``NAME.svg``.
     """
     results_dir = Path(results_dir)
     df = storage.load_results(results_dir)
@@ -298,17 +303,27 @@ def write_report(
     figures: dict[str, Figure] = {}
     images: list[Path] = []
     embedded: list[tuple[str, str]] = []
+    shown: list[tuple[ReportSection, str | None]] = []
+    for section in sections:
+        png_data = None
+        if section.table is not None:
+            _write_text(
+                out_dir / f"{section.name}.csv",
+                section.table.to_csv(index=False, float_format="%.6g"),
+            )
+            _write_text(out_dir / f"{section.name}.md", frame_markdown(section.table))
+        if section.figure is not None:
+            figures[section.name] = section.figure
+            images += _save_both(section.figure, out_dir / section.name)
+            png_data = base64.b64encode(images[-2].read_bytes()).decode("ascii")
+        shown.append((section, png_data))
     for m in chosen:
         for loglog in (False, True):
             name = f"{_slug(m)}_{'loglog' if loglog else 'linear'}"
             fig = plot_measure(df, m, loglog=loglog, order=order, fit_from=fit_from)
             figures[name] = fig
-            png, svg = out_dir / f"{name}.png", out_dir / f"{name}.svg"
-            with mpl.rc_context({"svg.hashsalt": "oltr"}):  # reproducible SVG ids
-                _save(fig, png, "png")
-                _save(fig, svg, "svg")
-            images += [png, svg]
-            embedded.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
+            images += _save_both(fig, out_dir / name)
+            embedded.append((name, base64.b64encode(images[-2].read_bytes()).decode("ascii")))
 
     table = final_table(df, [m for m in chosen if m in measures_in(df)], order=order)
     table_csv, table_md = out_dir / "final.csv", out_dir / "final.md"
@@ -316,7 +331,11 @@ def write_report(
     _write_text(table_csv, csv_text)
     _write_text(table_md, _markdown(table))
     page = out_dir / "index.html"
-    _write_text(page, _html(manifest, df, table, embedded))
+    summary = (
+        f"{df['learner'].nunique()} learner setting(s), {int(df['rep'].nunique())} repetition(s),"
+        f" horizon {int(df['t'].max())}"
+    )
+    _write_text(page, render_page(manifest, summary, _cells(table), embedded, shown))
     return Report(out_dir, page, table_md, table_csv, tuple(images), figures)
 
 
@@ -324,7 +343,8 @@ def write_report(
 
 
 def _is_heldout(column: str) -> bool:
-    return column.startswith(HELDOUT_PREFIX) and ":" not in column[len(HELDOUT_PREFIX) :]
+    # heldout:ndcg@10, or a named held-out set's heldout:NAME:ndcg@10
+    return column.startswith(HELDOUT_PREFIX) and column.count(":") <= 2
 
 
 def _half_width(std: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -364,6 +384,15 @@ def _learner_order(df: pd.DataFrame, metadata: dict[str, dict[str, Any]]) -> lis
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
+
+
+def _save_both(fig: Figure, stem: Path) -> list[Path]:
+    """Save ``fig`` as ``stem.png`` and ``stem.svg``; returns both paths (PNG first)."""
+    png, svg = stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".svg")
+    with mpl.rc_context({"svg.hashsalt": "oltr"}):  # reproducible SVG ids
+        _save(fig, png, "png")
+        _save(fig, svg, "svg")
+    return [png, svg]
 
 
 def _save(fig: Figure, path: Path, fmt: str) -> None:
@@ -413,59 +442,3 @@ def _markdown(table: pd.DataFrame) -> str:
         note += ", `heldout:M` the measure of the final weights on the held-out queries"
     note += ".\n"
     return "\n".join(lines) + "\n" + note
-
-
-_CSS = """
-body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; padding: 0 1em;
-       color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #bbb; padding: 0.3em 0.6em; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-figure { display: inline-block; margin: 0.5em; }
-img { max-width: 100%; }
-code, pre { background: #f4f4f4; }
-"""
-
-
-def _html(
-    manifest: dict[str, Any],
-    df: pd.DataFrame,
-    table: pd.DataFrame,
-    images: list[tuple[str, str]],
-) -> str:
-    esc = html.escape
-    name = manifest.get("name", "experiment")
-    config = manifest.get("config", {})
-    header, rows = _cells(table)
-    table_html = "<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header)
-    table_html += "</tr></thead><tbody>"
-    table_html += "".join(
-        "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows
-    )
-    table_html += "</tbody></table>"
-    figures = "\n".join(
-        f'<figure><img alt="{esc(n)}" src="data:image/png;base64,{data}">'
-        f"<figcaption>{esc(n)}</figcaption></figure>"
-        for n, data in images
-    )
-    summary = (
-        f"{df['learner'].nunique()} learner setting(s), {int(df['rep'].nunique())} repetition(s),"
-        f" horizon {int(df['t'].max())}"
-    )
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(str(name))} — oltr report</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(str(name))}</h1>",
-        f"<p>{esc(str(manifest.get('description', '')))}</p>",
-        f"<p>{esc(summary)}.</p>",
-        "<h2>Final values</h2>",
-        table_html,
-        "<p>Mean ± 95% t-interval half-width over repetitions at the last round.</p>",
-        "<h2>Curves</h2>",
-        figures,
-        "<h2>Configuration</h2>",
-        f"<pre>{esc(json.dumps(config, indent=2))}</pre>",
-        "</body></html>",
-    ]
-    return "\n".join(parts) + "\n"

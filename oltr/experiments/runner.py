@@ -27,58 +27,81 @@ row independently of the others (every component in this package does; sums
 run over items or rounds, never across runs). The runner itself accumulates
 each run's values separately, in round order.
 
-Held-out evaluation (``spec.heldout``): besides the quality of the lists
-*shown*, online learning-to-rank papers report the quality of the *current*
-ranker on test queries it never sees (Chaudhuri & Tewari 2016 §6; Yue &
-Joachims 2009 §5.2, Table 3). The runner loads the test file once, before
+Per-run streams (``spec.streams = "per-run"``): some protocols draw each run's
+query sequence independently (the click-based online learning-to-rank
+literature, e.g. Oosterhuis & de Rijke 2018's reference implementation). Then run
+``rep`` gets its own environment stream ``child_rng(seed, "env", env, rep)``.
+Since one context is shown to a whole batch, the runner runs the ``B``
+repetitions as ``B`` single-run batches, one after the other, and concatenates
+their traces: a run's trace is then the same in any batch, by construction. It
+costs the batching's speed-up (``B`` passes instead of one); nothing else
+changes. ``streams = None`` (or ``"shared"``) is the common stream above.
+
+Held-out evaluation (``spec.heldout``, ``spec.heldouts``): besides the quality
+of the lists *shown*, online learning-to-rank papers report the quality of the
+*current* ranker on test queries it never sees (Chaudhuri & Tewari 2016 §6; Yue
+& Joachims 2009 §5.2, Table 3; Schuth et al. 2016 §5 and Oosterhuis & de Rijke
+2018 §6 "offline" performance). The runner loads each test file once, before
 round 1, and at every checkpoint scores the learner's read-only weights
-``learner.weights_`` (B, d) on it with :class:`oltr.experiments.heldout.HeldoutSet`,
-recording column ``heldout:ndcg@k``. The learner never receives the test data
-(it gets nothing new at all: the runner reads its weights), and the evaluation
-draws no random numbers, so the rest of the trace is the same with or without
-it. Learners without weights (e.g. ``random``) get NaN.
+``learner.weights_`` (B, d) — or its scoring function, for a
+:class:`~oltr.learners.base.FeatureScorer` such as a neural ranker — on it with
+:class:`oltr.experiments.heldout.HeldoutSet`. The single table ``heldout``
+records column ``heldout:ndcg@k`` (NaN for learners without weights); the named
+tables ``heldouts = {name: table}`` record ``heldout:NAME:ndcg@k`` each, and
+score the random ranker too, by one uniformly random permutation of every test
+list per run and checkpoint drawn from ``child_rng(seed, "heldout", NAME, rep)``
+(other learners without weights get NaN). The learner never receives the test
+data (it gets nothing new at all: the runner reads its weights), and held-out
+evaluation draws from no stream the rest uses, so the rest of the trace is the
+same with or without it.
+
+Online (discounted) measure (``spec.online_discount = γ``): per measure ``M``,
+column ``online:M`` = Σ_{s ≤ t} γ^{s−1} M_s, the discounted cumulative measure
+of the lists shown (Hofmann, Whiteson & de Rijke 2013 §5; Oosterhuis & de Rijke
+2018 §6 with γ = 0.9995). ``spec.no_relevant`` sets the value the trace's
+normalised measures give a list without a relevant item (default: the
+measure's own, 1 for NDCG; the click literature's reference code uses 0).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from oltr.build import check_compatible, make_env, make_feedback, make_learner
-from oltr.data.letor import load_letor
-from oltr.experiments.heldout import HeldoutSet
-from oltr.learners.base import FeatureScorer
-from oltr.metrics import resolve_measures
+from oltr.experiments.heldout import (
+    HELDOUT_DEFAULTS,
+    HeldoutSet,
+    check_heldout,
+    check_heldouts,
+    evaluate_learner,
+    heldout_column,
+    load_heldout,
+)
+from oltr.learners.baselines import RandomRanker
+from oltr.metrics import Measure, resolve_measures
 from oltr.random import child_rng
 from oltr.types import RunGenerators
 from oltr.validation import check_orders, check_scalar
 
 __all__ = [
     "HELDOUT_DEFAULTS",
+    "STREAMS",
     "RunSetSpec",
     "check_heldout",
     "heldout_column",
+    "online_column",
     "run_set",
     "trace_columns",
 ]
 
-#: Keys of a held-out table and their defaults: the keyword arguments of
-#: :func:`oltr.data.letor.load_letor` (``path`` is required), the NDCG cutoff
-#: ``k`` and the value ``no_relevant`` of a query without a relevant document.
-HELDOUT_DEFAULTS: dict[str, Any] = {
-    "path": None,
-    "group_file": None,
-    "n_features": None,
-    "normalize": False,
-    "drop_no_relevant": False,
-    "k": 10,
-    "no_relevant": 1.0,
-}
+#: Environment streams of a run set: one shared by the batch, or one per repetition.
+STREAMS = ("shared", "per-run")
 
 
 def _int(value: Any, name: str, low: int) -> int:
@@ -89,52 +112,13 @@ def _int(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
-def check_heldout(heldout: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Validate a held-out table; return it with every default filled in (None stays None).
+def online_column(measure: str) -> str:
+    """Name of the discounted online column of ``measure``: ``online:M``.
 
-    Filling the defaults makes equal settings equal specs (and equal run-set
-    ids), however they were written. Files are not opened here.
-
-    >>> check_heldout({"path": "test.txt", "k": 5})["no_relevant"]
-    1.0
-    >>> check_heldout({"path": "test.txt", "K": 5})  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: heldout: unknown key 'K'; valid: path, group_file, n_features, ...
+    >>> online_column("ndcg@10")
+    'online:ndcg@10'
     """
-    if heldout is None:
-        return None
-    if not isinstance(heldout, Mapping):
-        raise TypeError(f"heldout must be a dict or None, got {type(heldout).__name__}")
-    unknown = [key for key in heldout if key not in HELDOUT_DEFAULTS]
-    if unknown:
-        raise ValueError(
-            f"heldout: unknown key {unknown[0]!r}; valid: {', '.join(HELDOUT_DEFAULTS)}"
-        )
-    out = {**HELDOUT_DEFAULTS, **heldout}
-    for key in ("path", "group_file"):
-        value = out[key]
-        if (value is not None or key == "path") and (not isinstance(value, str) or not value):
-            raise TypeError(f"heldout.{key} must be a file path (a non-empty str), got {value!r}")
-    for key in ("normalize", "drop_no_relevant"):
-        if not isinstance(out[key], bool):
-            raise TypeError(f"heldout.{key} must be a bool, got {out[key]!r}")
-    if out["n_features"] is not None:
-        out["n_features"] = int(
-            check_scalar(out["n_features"], "heldout.n_features", low=1, integer=True)
-        )
-    out["k"] = int(check_scalar(out["k"], "heldout.k", low=1, integer=True))
-    out["no_relevant"] = float(check_scalar(out["no_relevant"], "heldout.no_relevant"))
-    return out
-
-
-def heldout_column(k: int) -> str:
-    """Name of the held-out trace column: ``heldout:ndcg@k``.
-
-    >>> heldout_column(10)
-    'heldout:ndcg@10'
-    """
-    return f"heldout:ndcg@{k}"
+    return f"online:{measure}"
 
 
 @dataclass(frozen=True)
@@ -165,6 +149,23 @@ class RunSetSpec:
         ``n_features``, ``normalize``, ``drop_no_relevant`` as there), the cutoff
         ``k`` (default 10) and ``no_relevant`` (default 1.0). Stored with every
         default filled in. None (the default): no held-out column.
+    heldouts
+        Optional named held-out tables, ``{name: table}`` (each as ``heldout``),
+        one column ``heldout:NAME:ndcg@k`` each; the random ranker is scored by
+        random permutations (module docstring).
+    online_discount
+        γ in (0, 1]: adds ``online:M`` = Σ_{s ≤ t} γ^{s−1} M_s per measure.
+    no_relevant
+        Value of the trace's normalised measures (NDCG, AP, AUC, ...) for a list
+        without a relevant item; None: each measure's default.
+    streams
+        ``"shared"`` (None, the default) or ``"per-run"`` (module docstring).
+
+    Notes
+    -----
+    The optional fields (default None) are left out of the run-set id while
+    unset (:func:`oltr.experiments.storage.run_set_id`), so specs that do not
+    use them keep their ids.
     """
 
     env: str
@@ -179,6 +180,10 @@ class RunSetSpec:
     measures: tuple[str, ...]
     checkpoints: tuple[int, ...]
     heldout: Mapping[str, Any] | None = None
+    heldouts: Mapping[str, Mapping[str, Any]] | None = None
+    online_discount: float | None = None
+    no_relevant: float | None = None
+    streams: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("env", "feedback", "learner"):
@@ -206,76 +211,92 @@ class RunSetSpec:
                 "checkpoints must increase strictly and end at the horizon "
                 f"{horizon}, got {cps[:4]}{'...' if len(cps) > 4 else ''}"
             )
+        if self.online_discount is not None:
+            gamma = float(check_scalar(self.online_discount, "online_discount", low=0.0))
+            if not 0.0 < gamma <= 1.0:
+                raise ValueError(f"online_discount must lie in (0, 1], got {gamma}")
+            object.__setattr__(self, "online_discount", gamma)
+        if self.no_relevant is not None:
+            value = float(check_scalar(self.no_relevant, "no_relevant"))
+            object.__setattr__(self, "no_relevant", value)
+        if self.streams is not None and self.streams not in STREAMS:
+            raise ValueError(f"streams must be one of {', '.join(STREAMS)}, got {self.streams!r}")
         object.__setattr__(self, "reps", reps)
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "checkpoints", cps)
         object.__setattr__(self, "heldout", check_heldout(self.heldout))
+        object.__setattr__(self, "heldouts", check_heldouts(self.heldouts))
 
 
 def trace_columns(
-    measures: tuple[str, ...] | list[str], *, heldout_k: int | None = None
+    measures: tuple[str, ...] | list[str],
+    *,
+    heldout_k: int | None = None,
+    heldouts: Mapping[str, int] | None = None,
+    online: bool = False,
 ) -> list[str]:
     """The columns of a trace: ``rep``, ``t``, then per measure M: M, M:cum, M:avg, M:regret.
 
-    With ``heldout_k``, a last column :func:`heldout_column` ``(heldout_k)``.
+    With ``online``, then ``online:M`` per measure; with ``heldout_k``, the column
+    :func:`heldout_column` ``(heldout_k)``; with ``heldouts`` (name -> k), one
+    column ``heldout:NAME:ndcg@k`` per name, in that order.
     """
     cols = ["rep", "t"]
     for m in measures:
         cols += [m, f"{m}:cum", f"{m}:avg", f"{m}:regret"]
+    if online:
+        cols += [online_column(m) for m in measures]
     if heldout_k is not None:
         cols.append(heldout_column(heldout_k))
+    for name, k in (heldouts or {}).items():
+        cols.append(heldout_column(k, name))
     return cols
 
 
-def _load_heldout(spec: RunSetSpec, env: Any) -> HeldoutSet | None:
-    """The held-out evaluator of ``spec`` (None without one); checked against the stream."""
-    if spec.heldout is None:
-        return None
-    if env.context_kind != "features":
+def _load_heldouts(spec: RunSetSpec, env: Any) -> dict[str | None, HeldoutSet]:
+    """The held-out evaluators of ``spec`` (None names the single ``heldout`` table)."""
+    tables: dict[str | None, tuple[str, Mapping[str, Any]]] = {}
+    if spec.heldout is not None:
+        tables[None] = ("heldout", spec.heldout)
+    for name, table in (spec.heldouts or {}).items():
+        tables[name] = (f"heldouts.{name}", table)
+    if tables and env.context_kind != "features":
+        first = next(iter(tables.values()))[0]
         raise ValueError(
-            f"heldout: evaluating weights needs feature lists, but environment "
+            f"{first}: evaluating weights needs feature lists, but environment "
             f"{spec.env!r} produces {env.context_kind!r} contexts"
         )
-    opts = spec.heldout
-    path = opts["path"]
-    for key in ("path", "group_file"):
-        if opts[key] is not None and not Path(opts[key]).is_file():
-            raise ValueError(f"heldout.{key}: no such file: {opts[key]}")
-    dataset = load_letor(
-        path,
-        group_file=opts["group_file"],
-        n_features=opts["n_features"],
-        normalize=opts["normalize"],
-        drop_no_relevant=opts["drop_no_relevant"],
-    )
-    evaluator = HeldoutSet(dataset, k=opts["k"], no_relevant=opts["no_relevant"])
+    out = {key: load_heldout(table, where=where) for key, (where, table) in tables.items()}
     # A stream that exposes its data set is checked now; any other at its first context.
     data = getattr(env, "data", None)
     if callable(data):
-        _check_heldout_width(evaluator, int(data().n_features), path)
-    return evaluator
+        for key, evaluator in out.items():
+            _check_heldout_width(evaluator, int(data().n_features), key)
+    return out
 
 
-def _check_heldout_width(evaluator: HeldoutSet, n_features: int, path: str) -> None:
+def _check_heldout_width(evaluator: HeldoutSet, n_features: int, name: str | None) -> None:
     d = evaluator.dataset.n_features
     if d != n_features:
+        path = str(evaluator.dataset.source or "(data set)")
+        where = "heldout" if name is None else f"heldouts.{name}"
         raise ValueError(
-            f"heldout.path: the held-out data {path} has {d} features but the "
+            f"{where}.path: the held-out data {path} has {d} features but the "
             f"stream has {n_features}; they must match (a file that leaves out "
-            f"trailing features can be widened with heldout.n_features)"
+            f"trailing features can be widened with {where}.n_features)"
         )
 
 
-def _heldout_weights(learner: Any, n_runs: int) -> Any:
-    """The weights the learner reports (its averaged iterate, if it keeps one), one row per run."""
-    weights = getattr(learner, "reported_weights_", None)
-    weights = learner.weights_ if weights is None else weights
-    if weights.shape[0] != n_runs:
-        raise ValueError(
-            f"{type(learner).__name__}.weights_ has {weights.shape[0]} rows, "
-            f"expected one per run ({n_runs})"
-        )
-    return weights
+def _with_no_relevant(measures: dict[str, Measure], value: float | None) -> dict[str, Measure]:
+    """``measures`` with ``no_relevant = value`` bound where the measure takes it."""
+    if value is None:
+        return measures
+    return {
+        name: replace(m, kwargs={**m.kwargs, "no_relevant": value})
+        if "no_relevant" in inspect.signature(m.fn).parameters
+        else m
+        for name, m in measures.items()
+    }
 
 
 def run_set(
@@ -303,9 +324,10 @@ def run_set(
     against the best fixed action in hindsight over rounds 1..t, comparator
     minus learner for gains and learner minus comparator for losses; NaN when
     the environment has no comparator). Rows are sorted by rep, then t. With
-    ``spec.heldout``, a last column ``heldout:ndcg@k``: the mean NDCG@k over the
-    held-out queries of the learner's weights after round t (NaN for a learner
-    without ``weights_``).
+    ``spec.online_discount``, ``online:M`` per measure; with ``spec.heldout``, a
+    column ``heldout:ndcg@k``: the mean NDCG@k over the held-out queries of the
+    learner's weights after round t (NaN for a learner without ``weights_``);
+    with ``spec.heldouts``, ``heldout:NAME:ndcg@k`` per table.
 
     Raises
     ------
@@ -326,7 +348,36 @@ def run_set(
     0  1          1.0              1.0                 0.0
     1  2          0.0              1.0                 0.0
     """
-    reps, horizon, checkpoints = spec.reps, spec.horizon, np.asarray(spec.checkpoints)
+    if spec.streams != "per-run":
+        return _run_batch(
+            spec, spec.reps, child_rng(spec.seed, "env", spec.env), progress, validate
+        )
+    # B single-run batches, each on its own stream; progress in rounds of the whole set.
+    n_runs, done, reported = len(spec.reps), 0, 0
+
+    def advance(n: int) -> None:
+        nonlocal done, reported
+        done += n
+        if progress is not None and done // n_runs > reported:
+            progress(done // n_runs - reported)
+            reported = done // n_runs
+
+    traces = [
+        _run_batch(spec, (rep,), child_rng(spec.seed, "env", spec.env, rep), advance, validate)
+        for rep in spec.reps
+    ]
+    return pd.concat(traces, ignore_index=True)
+
+
+def _run_batch(
+    spec: RunSetSpec,
+    reps: tuple[int, ...],
+    env_rng: np.random.Generator,
+    progress: Callable[[int], Any] | None,
+    validate: bool,
+) -> pd.DataFrame:
+    """The rounds of ``spec`` for the runs ``reps``, on the environment stream ``env_rng``."""
+    horizon, checkpoints = spec.horizon, np.asarray(spec.checkpoints)
     n_runs = len(reps)
 
     # -- build and check everything before the first round ------------------------
@@ -345,33 +396,39 @@ def run_set(
         raise ValueError(
             f"horizon {horizon} exceeds the {limit} rounds environment {spec.env!r} can serve"
         )
-    measures = resolve_measures(spec.measures)
+    measures = _with_no_relevant(resolve_measures(spec.measures), spec.no_relevant)
     names = list(measures)
     required = learner.requires
     n_lists = required.n_lists
     feedback_rngs = RunGenerators.from_keys(spec.seed, "feedback", reps=reps)
-    evaluator = _load_heldout(spec, env)
+    evaluators = _load_heldouts(spec, env)
+    random_rngs: dict[str | None, RunGenerators] = {
+        name: RunGenerators.from_keys(spec.seed, "heldout", name, reps=reps)
+        for name in evaluators
+        if name is not None and isinstance(learner, RandomRanker)
+    }
     # Decided once: a learner class either exposes weights or it does not (its
     # weights_ may only exist from the first rank() on).
-    has_weights = evaluator is not None and hasattr(type(learner), "weights_")
-    env.reset(rng=child_rng(spec.seed, "env", spec.env))
+    has_weights = hasattr(type(learner), "weights_")
+    env.reset(rng=env_rng)
 
     # -- the rounds -----------------------------------------------------------------
     n_meas, n_cp = len(names), checkpoints.size
+    gamma = spec.online_discount
     cum = np.zeros((n_meas, n_runs))
+    online = np.zeros((n_meas, n_runs))
+    weight = 1.0
     rec_value = np.empty((n_meas, n_cp, n_runs))
     rec_cum = np.empty((n_meas, n_cp, n_runs))
-    rec_heldout = np.full((n_cp, n_runs), np.nan)
+    rec_online = np.empty((n_meas, n_cp, n_runs))
+    rec_heldout = {name: np.full((n_cp, n_runs), np.nan) for name in evaluators}
     every = max(1, horizon // 100)
     reported, ci, next_cp = 0, 0, int(checkpoints[0])
     for t in range(1, horizon + 1):
         context = env.observe(t)
-        if t == 1 and evaluator is not None and context.features is not None:
-            _check_heldout_width(
-                evaluator,
-                int(context.features.shape[1]),
-                str(evaluator.dataset.source or "(data set)"),
-            )
+        if t == 1 and context.features is not None:
+            for key, evaluator in evaluators.items():
+                _check_heldout_width(evaluator, int(context.features.shape[1]), key)
         orders = learner.rank(context)
         if validate:
             orders = check_orders(orders, context.n_items, n_runs, n_lists)
@@ -380,15 +437,19 @@ def run_set(
         learner.update(context, orders, feedback.restrict(required))
         for j, name in enumerate(names):
             cum[j] += values[name]
+        if gamma is not None:
+            for j, name in enumerate(names):
+                online[j] += weight * values[name]
+            weight *= gamma
         if t == next_cp:
             for j, name in enumerate(names):
                 rec_value[j, ci] = values[name]
             rec_cum[:, ci] = cum
-            if evaluator is not None and isinstance(learner, FeatureScorer):
-                rec_heldout[ci] = evaluator.evaluate_scorer(learner.score_features)
-            elif has_weights:
-                assert evaluator is not None
-                rec_heldout[ci] = evaluator.evaluate(_heldout_weights(learner, n_runs))
+            rec_online[:, ci] = online
+            for key, evaluator in evaluators.items():
+                rec_heldout[key][ci] = evaluate_learner(
+                    evaluator, learner, n_runs, weights=has_weights, rngs=random_rngs.get(key)
+                )
             ci += 1
             next_cp = int(checkpoints[ci]) if ci < n_cp else -1
         if progress is not None and t % every == 0:
@@ -415,7 +476,11 @@ def run_set(
         columns[f"{name}:cum"] = rec_cum[j].T.reshape(-1)
         columns[f"{name}:avg"] = (rec_cum[j] / checkpoints[:, None]).T.reshape(-1)
         columns[f"{name}:regret"] = regret.T.reshape(-1)
-    heldout_k = None if evaluator is None else evaluator.k
-    if heldout_k is not None:
-        columns[heldout_column(heldout_k)] = rec_heldout.T.reshape(-1)
-    return pd.DataFrame(columns, columns=trace_columns(names, heldout_k=heldout_k))
+        if gamma is not None:
+            columns[online_column(name)] = rec_online[j].T.reshape(-1)
+    heldout_k = evaluators[None].k if None in evaluators else None
+    named = {name: ev.k for name, ev in evaluators.items() if name is not None}
+    for key, evaluator in evaluators.items():
+        columns[heldout_column(evaluator.k, key)] = rec_heldout[key].T.reshape(-1)
+    order = trace_columns(names, heldout_k=heldout_k, heldouts=named, online=gamma is not None)
+    return pd.DataFrame(columns, columns=order)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -62,6 +62,10 @@ class ExperimentSection(_Strict):
     schedule: Schedule = Schedule(log=100)
     output: str | None = None
     batch_size: int | None = Field(default=None, ge=1)
+    # Protocol options of the runner (RunSetSpec): None leaves them out.
+    online_discount: float | None = Field(default=None, gt=0.0, le=1.0)
+    no_relevant: float | None = None
+    streams: Literal["shared", "per-run"] | None = None
 
 
 class ComponentSection(_Strict):

@@ -108,10 +108,13 @@ def run_experiment(
                 "label": rs.label,
                 "params": rs.params,
                 "reps": list(rs.spec.reps),
+                **({} if rs.group is None else {"group": rs.group}),
             }
             for rs in experiment.run_sets
         ],
     }
+    if experiment.reproduction is not None:
+        manifest["reproduction"] = experiment.reproduction
     storage.write_manifest(results_dir, manifest)
     return run_sweep(
         experiment.run_sets,
@@ -264,6 +267,7 @@ class _Tracker:
             "label": item.label,
             "params": item.params,
             "learner_index": item.learner_index,
+            **({} if item.group is None else {"group": item.group}),
             "position": self.positions.get(key, 0),  # place in the config: report order
             "spec": dataclasses.asdict(item.spec),
             "seed": item.spec.seed,

@@ -3,7 +3,7 @@
 * :mod:`oltr.feedback.kinds`: one frozen dataclass per kind (full relevance,
   top-k labels, chosen items, bandit loss, duel outcome) and the
   :class:`FeedbackRequirement` a learner declares;
-* :mod:`oltr.feedback.models`: the feedback models an environment reveals
+* :mod:`oltr.feedback.feedback_models`: the feedback models an environment reveals
   through (registered ``full``, ``top-k``, ``choice``, ``bandit``, ``duel``);
 * :mod:`oltr.feedback.clicks`: the clicks on the shown list under a click
   model (``clicks``), for learners that learn from clicks directly;
@@ -12,6 +12,14 @@
 """
 
 from oltr.feedback.clicks import ClickFeedback, ClickFeedbackModel
+from oltr.feedback.feedback_models import (
+    BanditFeedbackModel,
+    ChoiceFeedbackModel,
+    DuelFeedbackModel,
+    FeedbackModel,
+    FullFeedbackModel,
+    TopKFeedbackModel,
+)
 from oltr.feedback.interleaved import InterleavedClickFeedback
 from oltr.feedback.kinds import (
     FEEDBACK_KINDS,
@@ -24,14 +32,6 @@ from oltr.feedback.kinds import (
     FullFeedback,
     NoFeedback,
     TopKFeedback,
-)
-from oltr.feedback.models import (
-    BanditFeedbackModel,
-    ChoiceFeedbackModel,
-    DuelFeedbackModel,
-    FeedbackModel,
-    FullFeedbackModel,
-    TopKFeedbackModel,
 )
 
 __all__ = [

@@ -23,8 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.clicks import STOP_RULES, clicks_for_runs, make_click_model
+from oltr.feedback.feedback_models import FeedbackModel
 from oltr.feedback.kinds import Feedback
-from oltr.feedback.models import FeedbackModel
 from oltr.registry import register_feedback
 from oltr.types import Orders, RunGenerators
 from oltr.validation import check_choice, check_scalar

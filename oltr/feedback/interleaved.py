@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from oltr.clicks.click_models import cascade_model
 from oltr.clicks.methods import INTERLEAVING_METHODS, compare
-from oltr.clicks.models import cascade_model
 from oltr.clicks.position_based import position_based_model
+from oltr.feedback.feedback_models import FeedbackModel
 from oltr.feedback.kinds import DuelFeedback
-from oltr.feedback.models import FeedbackModel
 from oltr.registry import register_feedback
 from oltr.types import Orders, RunGenerators
 from oltr.validation import check_choice, check_scalar
@@ -42,7 +42,7 @@ class InterleavedClickFeedback(FeedbackModel):
     click_model
         A cascade instantiation, ``"perfect"``, ``"navigational"`` or
         ``"informational"``, or ``"pbm-<name>"`` for the position-based model
-        with that attractiveness (:mod:`oltr.clicks.models`).
+        with that attractiveness (:mod:`oltr.clicks.click_models`).
     n_grades
         Relevance grades 0..n_grades−1 of the data (2, 3 or 5).
     k

@@ -22,8 +22,7 @@ from oltr.learners.dbgd import (
 )
 from oltr.learners.expweights import MAX_ITEMS, ExponentialWeights, hedge_rate, loss_range
 from oltr.learners.ftpl import (
-    FTPL,
-    FollowThePerturbedLeader,
+    FullInformationFTPL,
     ftpl_epsilon,
     gain_transform,
     kv_constants,
@@ -33,9 +32,8 @@ from oltr.learners.linear import LinearRanker, batch_scores, batch_step, own_ord
 from oltr.learners.listnet import OnlineListNet
 from oltr.learners.neural_pdgd import NeuralPDGD, mlp_backward, mlp_forward
 from oltr.learners.onlinerank import (
-    FPL,
     SIGNALS,
-    FollowPerturbedLeader,
+    AilonFPL,
     OnlineRank,
     default_max_loss,
     fpl_rate,
@@ -59,8 +57,6 @@ __all__ = [
     "BGD_VARIANTS",
     "DBGD",
     "EXPLORE_MODES",
-    "FPL",
-    "FTPL",
     "MAX_ITEMS",
     "MULTILEAVING_METHODS",
     "PDBGD",
@@ -77,8 +73,8 @@ __all__ = [
     "FeatureScorer",
     "FeedbackT",
     "FixedRanker",
-    "FollowPerturbedLeader",
-    "FollowThePerturbedLeader",
+    "AilonFPL",
+    "FullInformationFTPL",
     "Learner",
     "LinearRanker",
     "NeuralPDGD",

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
+
+from oltr.kernels import njit
 
 __all__: list[str] = []
 
@@ -28,7 +29,7 @@ __all__: list[str] = []
 _TRANSPOSE_FROM = 4
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def first_bad_feature(x: Any) -> int:  # pragma: no cover
     """Flat C-order index of the first non-finite entry of ``x`` (m, d), or −1."""
     m, d = x.shape
@@ -43,7 +44,7 @@ def first_bad_feature(x: Any) -> int:  # pragma: no cover
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _scores_direct(weights: Any, x: Any, out: Any) -> None:  # pragma: no cover
     # Few runs: eight items at a time, eight independent sums over the rows of X.
     n_runs, d = weights.shape
@@ -78,7 +79,7 @@ def _scores_direct(weights: Any, x: Any, out: Any) -> None:  # pragma: no cover
             i += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _sparse_row(a: Any, mat: Any, o: Any, r: int) -> None:  # pragma: no cover
     # o = Σ_k a[r, k] mat[k] over the non-zero a[r, k] only, in k order.
     o[:] = 0.0
@@ -90,7 +91,7 @@ def _sparse_row(a: Any, mat: Any, o: Any, r: int) -> None:  # pragma: no cover
                 o[n] += c * m[n]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def one_row_times(a: Any, mat: Any, o: Any, r: int, skip: bool) -> None:  # pragma: no cover
     """``o = Σ_k a[r, k] mat[k]``, four steps of k per expression (see :func:`rows_times`)."""
     n_inner, n_cols = mat.shape
@@ -111,7 +112,7 @@ def one_row_times(a: Any, mat: Any, o: Any, r: int, skip: bool) -> None:  # prag
         k += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _all_zero(a: Any, b: int, k: int) -> bool:  # pragma: no cover
     for r in range(b, b + 4):
         for u in range(k, k + 4):
@@ -120,7 +121,7 @@ def _all_zero(a: Any, b: int, k: int) -> bool:  # pragma: no cover
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def four_rows_times(a: Any, mat: Any, out: Any, b: int, skip: bool) -> None:  # pragma: no cover
     """Rows b..b+3 of :func:`rows_times`: ``out[r] = Σ_k a[r, k] mat[k]``, four k a term.
 
@@ -163,7 +164,7 @@ def four_rows_times(a: Any, mat: Any, out: Any, b: int, skip: bool) -> None:  # 
         k += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no cover
     """``out[b, n] = Σ_k a[b, k] mat[k, n]``, every sum in k order from 0.0.
 
@@ -194,7 +195,7 @@ def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no co
         b += block
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def fused_scores(
     weights: Any, x: Any, xt: Any, out: Any, neg: Any, order: Any
 ) -> int:  # pragma: no cover
@@ -230,7 +231,7 @@ def fused_scores(
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
     """Put every run of equal keys in ``order`` (sorted by ``keys``) in index order.
 
@@ -265,7 +266,7 @@ def stable_ties(keys: Any, order: Any) -> None:  # pragma: no cover
             p = end + 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
     # out[b] = Σ_j rows[b, j]² in index order; eight rows at a time (independent chains).
     n_rows, d = rows.shape
@@ -295,7 +296,7 @@ def row_sumsq(rows: Any, out: Any) -> None:  # pragma: no cover
         b += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _project_row(w: Any, radius: float, total: float) -> None:  # pragma: no cover
     # w ← min{1, U/‖w‖} w given total = Σ w_j² in index order, rescaled if that overflowed.
     d = w.shape[0]
@@ -315,7 +316,7 @@ def _project_row(w: Any, radius: float, total: float) -> None:  # pragma: no cov
             w[j] *= f
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def fused_step(
     weights: Any,
     direction: Any,
@@ -378,7 +379,7 @@ def fused_step(
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def project_each(weights: Any, radius: float) -> None:  # pragma: no cover
     """``w_b ← Π_U(w_b)`` for every row, as :func:`fused_step` projects."""
     totals = np.empty(weights.shape[0])

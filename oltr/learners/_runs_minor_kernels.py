@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
+from oltr.kernels import njit
 from oltr.learners._linear_kernels import (
     first_bad_feature,
     four_rows_times,
@@ -50,7 +50,7 @@ def scratch_shape(m: int, d: int, n_runs: int) -> tuple[int, int]:
     return (d, m) if m >= ROWS_FROM else (m, n_runs)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def scores_runs_minor(
     weights_t: Any,
     x: Any,
@@ -105,7 +105,7 @@ def scores_runs_minor(
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def transposed_times(x: Any, coef_t: Any, out_t: Any, sumsq: Any) -> None:  # pragma: no cover
     """``out_t[n] = Σ_k x[k, n] coef_t[k]`` in k order from 0.0, and ``sumsq = Σ_n out_t[n]²``.
 
@@ -132,7 +132,7 @@ def transposed_times(x: Any, coef_t: Any, out_t: Any, sumsq: Any) -> None:  # pr
         n += rows
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _rescaled_norm(weights_t: Any, b: int) -> float:  # pragma: no cover
     # ‖w_b‖ when Σ w² overflowed: rescale by the largest entry first (as _project_row).
     top = 0.0
@@ -145,7 +145,7 @@ def _rescaled_norm(weights_t: Any, b: int) -> float:  # pragma: no cover
     return float(top * np.sqrt(total))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _move(
     weights_t: Any, grad: Any, by_rows: bool, step: Any, moves: Any, norm2: Any
 ) -> int:  # pragma: no cover
@@ -177,7 +177,7 @@ def _move(
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _shrink_and_average(
     weights_t: Any, radius: float, norm2: Any, average_t: Any, n_averaged: float, average: bool
 ) -> None:  # pragma: no cover
@@ -206,7 +206,7 @@ def _shrink_and_average(
                 a[b] += (w[b] - a[b]) / n_averaged
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def step_runs_minor(
     weights_t: Any,
     direction: Any,

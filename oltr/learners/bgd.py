@@ -16,8 +16,8 @@ so all three methods share step sizes and the expected step: DBGD's
 E[X_t u] = −E[c_t u] (Lemma 1) equals BGD1's, and BGD2's differs by
 (1/2)E[u] = 0. BGD assumes strictly more information than DBGD (§5.1): it needs
 P(w_t ≻ w'_t) itself, which no duel reveals, so it is not an engine learner; it
-runs against :class:`oltr.experiments.duels.ValueFunctionDuel` through
-:func:`oltr.experiments.duels.run_parameter_duels`.
+runs against :class:`oltr.reproductions.synthetic_duels.ValueFunctionDuel` through
+:func:`oltr.reproductions.synthetic_duels.run_parameter_duels`.
 
 References
 ----------
@@ -80,7 +80,7 @@ class BanditGradientDescent(Configurable):
 
     Examples
     --------
-    >>> from oltr.experiments.duels import ValueFunctionDuel, run_parameter_duels
+    >>> from oltr.reproductions.synthetic_duels import ValueFunctionDuel, run_parameter_duels
     >>> env = ValueFunctionDuel("P1", dim=5)
     >>> bgd = BanditGradientDescent(variant="bgd2", dim=5, horizon=3000, n_runs=2, rng=0)
     >>> reg = run_parameter_duels(env, bgd, horizon=3000, checkpoints=[100, 3000],
@@ -90,7 +90,7 @@ class BanditGradientDescent(Configurable):
     """
 
     _reserved = ("n_runs", "rng")
-    #: What it observes each round (see oltr.experiments.duels.run_parameter_duels).
+    #: What it observes each round (see oltr.reproductions.synthetic_duels.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "preference"
 
     #: The runner passes the run's horizon T (``horizon=``) to this learner.

@@ -30,13 +30,13 @@ Whatever decides the duel sees the pair through a *presentation*:
   This is the engine's ordinary protocol, orders of shape (B, 2, m);
 * in the synthetic setting of §5.1 there are no rankings — the value function
   is defined on W itself — so the presentation is the pair of points, and the
-  duel environment of :mod:`oltr.experiments.duels` calls ``propose`` and ``learn``
-  directly (:func:`oltr.experiments.duels.run_parameter_duels`).
+  duel environment of :mod:`oltr.reproductions.synthetic_duels` calls ``propose`` and ``learn``
+  directly (:func:`oltr.reproductions.synthetic_duels.run_parameter_duels`).
 
 In both, the learner receives only the outcome. The update arithmetic lives in
 two pure array functions, :func:`explore` and :func:`gradient_step`, shared by
 this class, by the BGD baselines (:mod:`oltr.learners.bgd`) and by the fast
-batched simulation :func:`oltr.experiments.duels.simulate_synthetic`.
+batched simulation :func:`oltr.reproductions.synthetic_duels.simulate_synthetic`.
 
 References
 ----------
@@ -255,7 +255,7 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
         Rounds T (filled in by the runner); needed only by the schedules.
     dim
         Dimension d of W when there are no features to read it from (the
-        synthetic duels of :mod:`oltr.experiments.duels`); None: the number of
+        synthetic duels of :mod:`oltr.reproductions.synthetic_duels`); None: the number of
         feature columns of the first context.
     n_runs, rng
         See :class:`~oltr.learners.base.Learner`.
@@ -287,7 +287,8 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
 
     requires = FeedbackRequirement("duel")
     context_kind = "features"
-    #: What it observes in parameter-space duels (oltr.experiments.duels.run_parameter_duels).
+    #: What it observes in parameter-space duels
+    #: (oltr.reproductions.synthetic_duels.run_parameter_duels).
     parameter_feedback: ClassVar[str] = "duel"
 
     #: The runner passes the run's horizon T (``horizon=``) to this learner.

@@ -21,7 +21,7 @@ measure                        g(r)      sort direction     (D, R, A) (Kalai–V
 
 (``n`` = ``max_grade``; PairwiseLoss has SumLoss's regret for binary relevance, eq. 2.)
 
-* :class:`FollowThePerturbedLeader` (``"ftpl"``) — full information
+* :class:`FullInformationFTPL` (``"ftpl"``) — full information
   (Kalai & Vempala 2005): ``S_t = Σ_{s<t} g(r_s)``; ``ε = sqrt(D / (R A T))``
   (the FTPL bound of eq. 11 with ``K`` replaced by ``T``), regret ``O(√T)``.
 * :class:`RTop1F` (``"rtop1f"``) — top-1 feedback, Algorithm 1: ``K`` blocks,
@@ -47,11 +47,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.feedback import Feedback, FeedbackRequirement
+from oltr.kernels import njit
 from oltr.learners.base import Learner
 from oltr.permutations.counting import order_by_counting
 from oltr.registry import register_learner
@@ -59,8 +59,7 @@ from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_scalar
 
 __all__ = [
-    "FTPL",
-    "FollowThePerturbedLeader",
+    "FullInformationFTPL",
     "ftpl_epsilon",
     "gain_transform",
     "kv_constants",
@@ -223,7 +222,7 @@ _FUSED_MAX_ITEMS = 256
 _COUNT_MAX = 16
 
 
-@numba.njit(cache=True)
+@njit
 def _perturbed_orders(
     u: FloatArray,
     scale: float,
@@ -278,7 +277,7 @@ def _perturbed_orders(
     order_by_counting(keys, out)
 
 
-@numba.njit(cache=True)
+@njit
 def _add_gains(
     scores: FloatArray, relevance: NDArray[np.integer[Any]], dcg: bool
 ) -> None:  # pragma: no cover
@@ -352,7 +351,7 @@ class _FixedItemsFTPL(Learner[Feedback]):
 
 
 @register_learner("ftpl")
-class FollowThePerturbedLeader(_FixedItemsFTPL):
+class FullInformationFTPL(_FixedItemsFTPL):
     """Full-information Follow the Perturbed Leader over rankings, by sorting.
 
     Round ``t``: ``σ_t = sort decreasing (S_t + p_t)``, ``p_t ~ U[0, 1/ε]^m``;
@@ -382,7 +381,7 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
     Examples
     --------
     >>> from oltr.feedback import FullFeedback
-    >>> lrn = FollowThePerturbedLeader(measure="sumloss", epsilon=1e-6, n_runs=2, rng=0)
+    >>> lrn = FullInformationFTPL(measure="sumloss", epsilon=1e-6, n_runs=2, rng=0)
     >>> ctx = Context(t=1, n_items=3)
     >>> orders = lrn.rank(ctx)
     >>> lrn.update(ctx, orders, FullFeedback(orders, np.array([[0, 0, 1]] * 2)))
@@ -453,9 +452,6 @@ class FollowThePerturbedLeader(_FixedItemsFTPL):
             _add_gains(self._scores, relevance, self.measure == "dcg")
         else:
             self._scores += self._g(relevance)
-
-
-FTPL = FollowThePerturbedLeader
 
 
 # ---------------------------------------------------------------------------

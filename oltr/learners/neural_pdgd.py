@@ -45,12 +45,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 
 from oltr.errors import NumericalError
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
+from oltr.kernels import njit
 from oltr.learners.base import Learner
 from oltr.learners.pdgd import pdgd_score_gradient
 from oltr.registry import register_learner
@@ -60,7 +60,7 @@ from oltr.validation import check_feature_columns, check_scalar, finite_features
 __all__ = ["NeuralPDGD", "mlp_backward", "mlp_forward"]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _forward_kernel(
     w1: Any, b1: Any, w2: Any, x: Any, act: Any, out: Any
 ) -> None:  # pragma: no cover
@@ -84,7 +84,7 @@ def _forward_kernel(
             out[b, i] = s
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _backward_kernel(
     w1: Any, b1: Any, w2: Any, x: Any, act: Any, coef: Any, eta: Any, g1: Any
 ) -> None:  # pragma: no cover

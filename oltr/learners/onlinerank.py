@@ -12,7 +12,7 @@ a ranking in rank aggregation) and rank by it with noise:
   ``η = n √(log 2) / √(T M)``, capped at 1 (the algorithm's range ``η ∈ [0, 1]``),
   giving ``E[L_T] ≤ L_T(π*) + n √(T M log 2)`` for the pairwise loss ``ℓℓ``
   (eq. 2.2).
-* :class:`FollowPerturbedLeader` — Kalai & Vempala's FPL as Ailon §4.1 and §8
+* :class:`AilonFPL` — Kalai & Vempala's FPL as Ailon §4.1 and §8
   describe it: rank by decreasing ``W_{t−1}(u) + ε_u``, ``ε_u ~ U[0, 1/η]``
   i.i.d. Sorting by ``W`` is the best response to every nondecreasing position
   weight ``z`` (rearrangement inequality), so the same ranker serves every loss
@@ -39,11 +39,11 @@ import math
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from oltr.feedback import ChoiceFeedback, Feedback, FeedbackRequirement, FullFeedback
+from oltr.kernels import njit
 from oltr.learners.base import Learner
 from oltr.learners.ftpl import _Perturbations
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
@@ -54,9 +54,8 @@ from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
 __all__ = [
-    "FPL",
     "SIGNALS",
-    "FollowPerturbedLeader",
+    "AilonFPL",
     "OnlineRank",
     "default_max_loss",
     "fpl_rate",
@@ -144,7 +143,7 @@ def _signal(feedback: Feedback) -> NDArray[Any]:
 _SHORT_LIST = 16
 
 
-@numba.njit(cache=True)
+@njit
 def _race_orders(
     log_race: FloatArray, hist: FloatArray, eta: float, out: Orders
 ) -> None:  # pragma: no cover
@@ -373,7 +372,7 @@ class OnlineRank(_Histogram):
 
 
 @register_learner("ailon-fpl")
-class FollowPerturbedLeader(_Histogram):
+class AilonFPL(_Histogram):
     """Follow the Perturbed Leader for position-weighted choice losses ``ℓ_z``.
 
     Round ``t`` shows the items by decreasing ``W_{t−1}(u) + ε_u`` with
@@ -408,7 +407,7 @@ class FollowPerturbedLeader(_Histogram):
 
     Examples
     --------
-    >>> lrn = FollowPerturbedLeader(eta=1e-9, rng=0)  # huge noise: a uniform order
+    >>> lrn = AilonFPL(eta=1e-9, rng=0)  # huge noise: a uniform order
     >>> sorted(lrn.rank(Context(t=1, n_items=4))[0].tolist())
     [0, 1, 2, 3]
     """
@@ -470,6 +469,3 @@ class FollowPerturbedLeader(_Histogram):
         self._anytime_rate(context.t)
         noise = self.rngs.uniform(0.0, 1.0 / self._eta, context.n_items)
         return np.argsort(-(hist + noise), axis=1).astype(np.intp, copy=False)
-
-
-FPL = FollowPerturbedLeader

@@ -40,11 +40,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numba
 import numpy as np
 
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
+from oltr.kernels import njit
 from oltr.learners.linear import LinearRanker
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -53,7 +53,7 @@ from oltr.validation import check_scalar
 __all__ = ["PDGD", "pdgd_score_gradient"]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _pair_coefficients(scores: Any, order: Any, clicks: Any, out: Any) -> int:  # pragma: no cover
     """Per-document coefficients of ∇f in score space for one run; returns the pair count."""
     n = clicks.shape[0]
@@ -133,7 +133,7 @@ def pdgd_score_gradient(
     return coef, pairs
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _pair_coefficients_runs(
     scores: Any, orders: Any, clicks: Any, coef: Any, pairs: Any
 ) -> None:  # pragma: no cover

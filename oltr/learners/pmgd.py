@@ -39,7 +39,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -47,6 +46,7 @@ from oltr.clicks.interleaving import team_draft_interleave
 from oltr.clicks.multileaving import multileave_one, preference_vs_first, rank_weights
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
+from oltr.kernels import njit
 from oltr.learners.linear import LinearRanker, batch_scores
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -60,7 +60,7 @@ MULTILEAVING_METHODS = ("probabilistic", "team_draft")
 _COUNT_RANKS_UP_TO = 256
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _rank_and_multileave(
     weights: Any,
     u: Any,

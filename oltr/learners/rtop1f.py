@@ -21,11 +21,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.feedback import Feedback, FeedbackRequirement
+from oltr.kernels import njit
 from oltr.learners.ftpl import (
     _FUSED_MAX_ITEMS,
     _NO_ROWS,
@@ -152,7 +152,7 @@ def exploration_estimate(
     return est
 
 
-@numba.njit(cache=True)
+@njit
 def _record_top(
     estimate: FloatArray,
     rows: NDArray[np.intp],

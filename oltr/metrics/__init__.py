@@ -26,11 +26,45 @@ References: Chaudhuri & Tewari 2015 (AISTATS) §2–3, §15; Chaudhuri & Tewari 
 Chapelle, Metzler, Zhang & Grinspan 2009 (CIKM) for ERR.
 """
 
-from oltr.metrics.aggregation import POSITION_WEIGHTS, position_loss, position_weights, spearman_rho
-from oltr.metrics.lists import exp2_gain, linear_gain, log2_discount
-from oltr.metrics.measures import MEASURES, Measure, from_scores, get_measure, resolve_measures
-from oltr.metrics.pairwise import auc, pairwise_loss, sum_loss
-from oltr.metrics.ranking import average_precision, dcg, err, ndcg, precision
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from oltr.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from oltr.metrics.aggregation import (
+        POSITION_WEIGHTS,
+        position_loss,
+        position_weights,
+        spearman_rho,
+    )
+    from oltr.metrics.lists import exp2_gain, linear_gain, log2_discount
+    from oltr.metrics.measures import MEASURES, Measure, from_scores, get_measure, resolve_measures
+    from oltr.metrics.pairwise import auc, pairwise_loss, sum_loss
+    from oltr.metrics.ranking import average_precision, dcg, err, ndcg, precision
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "oltr.metrics.aggregation": [
+                "POSITION_WEIGHTS",
+                "position_loss",
+                "position_weights",
+                "spearman_rho",
+            ],
+            "oltr.metrics.lists": ["exp2_gain", "linear_gain", "log2_discount"],
+            "oltr.metrics.measures": [
+                "MEASURES",
+                "Measure",
+                "from_scores",
+                "get_measure",
+                "resolve_measures",
+            ],
+            "oltr.metrics.pairwise": ["auc", "pairwise_loss", "sum_loss"],
+            "oltr.metrics.ranking": ["average_precision", "dcg", "err", "ndcg", "precision"],
+        },
+    )
 
 __all__ = [
     "MEASURES",

@@ -20,17 +20,41 @@ compiled loop over rows. Their full distributions over orders differ (Ailon §8:
 the Plackett–Luce procedure is an FPL with Gumbel noise).
 """
 
-from oltr.permutations.orders import (
-    MAX_ENUMERATED_ITEMS,
-    all_orders,
-    order_from_ranks,
-    order_from_scores,
-    random_order,
-    ranks_from_order,
-    ranks_from_scores,
-)
-from oltr.permutations.runsorts import noisy_quicksort_runs, permutation_rows
-from oltr.permutations.sorts import noisy_quicksort, plackett_luce
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from oltr.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from oltr.permutations.orders import (
+        MAX_ENUMERATED_ITEMS,
+        all_orders,
+        order_from_ranks,
+        order_from_scores,
+        random_order,
+        ranks_from_order,
+        ranks_from_scores,
+    )
+    from oltr.permutations.runsorts import noisy_quicksort_runs, permutation_rows
+    from oltr.permutations.sorts import noisy_quicksort, plackett_luce
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "oltr.permutations.orders": [
+                "MAX_ENUMERATED_ITEMS",
+                "all_orders",
+                "order_from_ranks",
+                "order_from_scores",
+                "random_order",
+                "ranks_from_order",
+                "ranks_from_scores",
+            ],
+            "oltr.permutations.runsorts": ["noisy_quicksort_runs", "permutation_rows"],
+            "oltr.permutations.sorts": ["noisy_quicksort", "plackett_luce"],
+        },
+    )
 
 __all__ = [
     "MAX_ENUMERATED_ITEMS",

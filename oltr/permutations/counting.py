@@ -10,15 +10,15 @@ a compare across eight runs costs one instruction, and there is no call per run.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from oltr.kernels import njit
 from oltr.types import FloatArray, Orders
 
 __all__ = ["order_by_counting"]
 
 
-@numba.njit(cache=True)
+@njit
 def order_by_counting(keys: FloatArray, out: Orders) -> None:  # pragma: no cover
     """Stable increasing order of every run's keys, into ``out`` (B, m); ``keys`` is (m, B).
 

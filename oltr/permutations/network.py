@@ -19,9 +19,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
+
+from oltr.kernels import njit
 
 __all__ = ["batcher_pairs", "order_by_network"]
 
@@ -53,7 +54,7 @@ def batcher_pairs(n: int) -> NDArray[np.intp]:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def order_by_network(
     keys: Any, pairs: Any, items: Any, out: Any, descending: bool = False
 ) -> None:  # pragma: no cover

@@ -18,13 +18,13 @@ import ctypes
 import threading
 from typing import Any
 
-import numba
 import numpy as np
 from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic
 from numpy.typing import NDArray
 
+from oltr.kernels import njit
 from oltr.types import RunGenerators
 
 __all__ = ["noisy_quicksort_runs", "permutation_rows"]
@@ -90,7 +90,7 @@ _next_uint32: Any = intrinsic(_uint32_call)
 _next_double: Any = intrinsic(_double_call)
 
 
-@numba.njit(cache=True)
+@njit
 def _bounded(fn: np.uintp, state: np.uintp, rng: np.uint32) -> np.uint64:  # pragma: no cover
     """An integer uniform on ``0..rng`` (``rng < 2^32 − 1``), as ``Generator.integers`` draws it.
 
@@ -109,7 +109,7 @@ def _bounded(fn: np.uintp, state: np.uintp, rng: np.uint32) -> np.uint64:  # pra
     return m >> np.uint64(32)
 
 
-@numba.njit(cache=True)
+@njit
 def _quicksort_runs(
     w: NDArray[np.float64], table: NDArray[np.uintp], out: NDArray[np.intp]
 ) -> None:  # pragma: no cover
@@ -196,7 +196,7 @@ def noisy_quicksort_runs(w: NDArray[np.float64], rngs: RunGenerators) -> NDArray
     return out
 
 
-@numba.njit(cache=True)
+@njit
 def _interval(fn: np.uintp, state: np.uintp, top: np.uint32) -> np.uint32:  # pragma: no cover
     """An integer uniform on ``0..top`` (``top < 2^32``), as numpy's ``random_interval``.
 
@@ -217,7 +217,7 @@ def _interval(fn: np.uintp, state: np.uintp, top: np.uint32) -> np.uint32:  # pr
     return np.uint32(value)
 
 
-@numba.njit(cache=True)
+@njit
 def _shuffled_rows(
     table: NDArray[np.uintp], rows: NDArray[np.intp], out: NDArray[np.intp]
 ) -> None:  # pragma: no cover
@@ -245,6 +245,8 @@ def permutation_rows(rngs: RunGenerators, rows: NDArray[np.intp], out: NDArray[n
     The same orders, and the same generator states afterwards, as the loop over
     ``rows`` (``n = out.shape[1]``; rows not listed are left as they are).
 
+    Examples
+    --------
     >>> gens = RunGenerators.from_rng(3, 4)
     >>> out = np.zeros((4, 6), dtype=np.intp)
     >>> permutation_rows(gens, np.array([1, 3]), out)

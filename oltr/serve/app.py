@@ -33,8 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
-from oltr.serve.models import (
+from oltr.serve.bodies import (
     ErrorBody,
     FeedbackRequest,
     FeedbackResponse,
@@ -44,6 +43,7 @@ from oltr.serve.models import (
     RankRequest,
     RankResponse,
 )
+from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
 from oltr.serve.store import Store

@@ -71,7 +71,7 @@ class RequestError(ValueError):
 
 @dataclass(frozen=True)
 class RankerDefinition:
-    """What a ``PUT /rankers/{name}`` body defines (see :mod:`oltr.serve.models`)."""
+    """What a ``PUT /rankers/{name}`` body defines (see :mod:`oltr.serve.bodies`)."""
 
     learner: str
     params: dict[str, Any] = field(default_factory=dict)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
+
+from oltr.kernels import njit
 
 __all__ = [
     "checked_exp",
@@ -59,7 +60,7 @@ def checked_exp(x: NDArray[np.float64], what: str) -> NDArray[np.float64]:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def squared_estimate(
     scores: Any, orders: Any, observed: Any, gamma: float, own_top: Any, out: Any
 ) -> None:  # pragma: no cover
@@ -78,7 +79,7 @@ def squared_estimate(
         out[b, top] = 2.0 * (scores[b, top] - weight)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def ranksvm_estimate(
     scores: Any, orders: Any, observed: Any, gamma: float, floor: float, own: Any, out: Any
 ) -> None:  # pragma: no cover
@@ -105,7 +106,7 @@ def ranksvm_estimate(
         out[b, i] = -v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def shifted_pair(s: Any, r: Any, out: Any) -> None:  # pragma: no cover
     """``out[0] = s − max(s)`` and ``out[1] = r − max(r)`` row by row; s, r (n, m), out (2, n, m).
 
@@ -124,7 +125,7 @@ def shifted_pair(s: Any, r: Any, out: Any) -> None:  # pragma: no cover
             out[1, i, j] = r[i, j] - top_r
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def normalized_difference(e: Any, totals: Any, out: Any) -> None:  # pragma: no cover
     """``out = e[0] / totals[0] − e[1] / totals[1]`` row by row (two softmaxes' difference)."""
     n, m = out.shape

@@ -272,32 +272,6 @@ def test_reproduce_small_runs_and_reports(tmp_path: Path) -> None:
     )
 
 
-def test_function_reproduction_is_listed_and_writes_its_table(tmp_path, monkeypatch):
-    """yj09-table1 is computed by a batched simulation, not run sets; the CLI still runs it."""
-    import pandas as pd
-
-    import oltr.experiments.yj09 as dueling
-    from oltr.experiments.reproduce import FUNCTION_REPRODUCTIONS, list_reproductions
-
-    assert {"yj09-table1", "yj09-fig2"} <= {r.name for r in list_reproductions()}
-    assert set(FUNCTION_REPRODUCTIONS) <= {r.name for r in list_reproductions()}
-    calls = []
-
-    def fake_table(*, size):
-        calls.append(size)
-        return pd.DataFrame({"problem": ["P1"], "delta_l": [1.0], "regret": [0.25]})
-
-    monkeypatch.setattr(dueling, "reproduce_table1", fake_table)
-    out = tmp_path / "t1"
-    result = CliRunner().invoke(
-        app, ["reproduce", "yj09-table1", "--size", "full", "--out", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    assert calls == ["full"]
-    assert pd.read_csv(out / "table.csv")["regret"].tolist() == [0.25]
-    assert "| P1 | 1 | 0.25 |" in (out / "table.md").read_text()
-
-
 # ----------------------------------------------------------------------------- file-system faults
 
 

@@ -24,7 +24,7 @@ from oltr.clicks import (
     clicks_for_runs,
     make_click_model,
 )
-from oltr.clicks.models import CASCADE_PARAMETERS
+from oltr.clicks.click_models import CASCADE_PARAMETERS
 from oltr.feedback.clicks import ClickFeedbackModel
 from oltr.types import RunGenerators
 

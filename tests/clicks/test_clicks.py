@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oltr.clicks.models import CASCADE_PARAMETERS, CascadeClickModel, cascade_model
+from oltr.clicks.click_models import CASCADE_PARAMETERS, CascadeClickModel, cascade_model
 from oltr.clicks.position_based import PositionBasedClickModel, position_based_model
 
 #: Family-wise error rate of each statistical test (seeds are fixed, so each test is deterministic).

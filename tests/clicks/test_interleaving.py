@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from oltr.clicks.click_models import cascade_model
 from oltr.clicks.interleaving import (
     TEAM_A,
     BalancedInterleaving,
@@ -16,7 +17,6 @@ from oltr.clicks.interleaving import (
     team_draft_interleave,
 )
 from oltr.clicks.methods import INTERLEAVING_METHODS, compare, interleave
-from oltr.clicks.models import cascade_model
 from oltr.clicks.probabilistic import ProbabilisticInterleaving, probabilistic_interleave
 
 #: Error rate of each statistical test (seeds are fixed, so each test is deterministic).

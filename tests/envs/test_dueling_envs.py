@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 
+from oltr.data import write_letor
 from oltr.data.dataset import LetorDataset
 from oltr.data.synthetic import synthetic_letor
 from oltr.envs.duels import CoinStream, ValueFunctionDuel
-from oltr.envs.stream import LetorStreamEnv
-from oltr.experiments.duels import TABLE1, TABLE1_DELTA_L, run_parameter_duels, simulate_synthetic
-from oltr.experiments.yj09 import offline_ndcg, run_letor_duels
-from oltr.feedback import DuelFeedbackModel, InterleavedClickFeedback
+from oltr.experiments.heldout import HeldoutSet, heldout_column
+from oltr.experiments.runner import RunSetSpec, run_set
+from oltr.feedback import InterleavedClickFeedback
 from oltr.learners.dbgd import DBGD
 from oltr.metrics import ndcg
+from oltr.reproductions.synthetic_duels import (
+    TABLE1,
+    TABLE1_DELTA_L,
+    run_parameter_duels,
+    simulate_synthetic,
+)
 from oltr.types import RunGenerators
 
 ALPHA = 1e-3
@@ -136,7 +144,7 @@ def test_interleaved_clicks_validate() -> None:
 # offline evaluation and the LETOR duel loop
 
 
-def test_offline_ndcg_equals_per_query_ndcg() -> None:
+def test_heldout_ndcg_of_linear_rankers_by_hand() -> None:
     ds = LetorDataset(
         features=np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0], [0.0, 0.0]]),
         relevance=np.array([0, 2, 1, 1, 0]),
@@ -144,29 +152,33 @@ def test_offline_ndcg_equals_per_query_ndcg() -> None:
         offsets=np.array([0, 3, 5]),
     )
     w = np.array([[0.0, 1.0], [1.0, 0.0]])
-    got = offline_ndcg(w, ds, k=2, per_query=True)
+    got = HeldoutSet(ds, k=2).per_query(w)
     # w = e_2: query 1 order (1, 2, 0) is ideal; query 2 order (3, 4) is ideal.
     # w = e_1: query 1 order (0, 2, 1): DCG@2 = (2^1 − 1)/log2(3), IDCG@2 = 3 + 1/log2(3).
     np.testing.assert_allclose(got[0], [1.0, 1.0])
     np.testing.assert_allclose(got[1, 0], (1 / np.log2(3)) / (3 + 1 / np.log2(3)))
     np.testing.assert_allclose(got[1, 1], float(ndcg(np.array([1, 0]), np.array([0, 1]), k=2)))
-    np.testing.assert_allclose(offline_ndcg(w, ds, k=2), got.mean(axis=1))
+    np.testing.assert_allclose(HeldoutSet(ds, k=2).evaluate(w), got.mean(axis=1))
 
 
-def test_run_letor_duels_learns_and_records() -> None:
-    train = synthetic_letor(n_queries=40, n_features=6, rng=3)
-    env = LetorStreamEnv(dataset=train)
-    df = run_letor_duels(
-        env=env,
-        feedback=DuelFeedbackModel(),
+def test_dbgd_on_a_query_stream_improves_its_heldout_ndcg(tmp_path: Path) -> None:
+    # The runner's held-out column scores the current w_t (§5.2's "training NDCG").
+    write_letor(synthetic_letor(n_queries=40, n_features=6, rng=3), tmp_path / "train.txt")
+    spec = RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"path": str(tmp_path / "train.txt")},
+        feedback="duel",
+        feedback_params={},
         learner="dbgd",
         learner_params={"delta": 1.0, "gamma": 0.1},
         reps=(0, 1),
         seed=4,
         horizon=1500,
-        checkpoints=[1, 1500],
-        eval_sets={"train": train},
+        measures=("ndcg@10",),
+        checkpoints=(1, 1500),
+        heldout={"path": str(tmp_path / "train.txt")},
     )
-    assert list(df.columns) == ["rep", "t", "online", "online:avg", "offline:train"]
+    df = run_set(spec)
     first, last = df[df.t == 1], df[df.t == 1500]
-    assert (last["offline:train"].to_numpy() > first["offline:train"].to_numpy() + 0.02).all()
+    column = heldout_column(10)
+    assert (last[column].to_numpy() > first[column].to_numpy() + 0.02).all()

@@ -11,8 +11,8 @@ import pytest
 from oltr.experiments.config import load_config, parse_config
 from oltr.experiments.datapaths import data_root
 from oltr.experiments.grid import checkpoint_schedule, expand_grid
-from oltr.experiments.reproduce import SIZES, list_reproductions, load_reproduction
 from oltr.experiments.schema import ConfigError
+from oltr.reproductions.reproduce import SIZES, list_reproductions, load_reproduction
 
 GOOD = """
 [experiment]
@@ -324,7 +324,7 @@ def test_reproductions_are_listed_with_descriptions() -> None:
     assert all(d and not d.startswith("(no") for d in entries.values())
 
 
-# Function reproductions (no config file) are run by oltr.experiments.reproduce, not loaded.
+# Recipes (run sets built in Python, tests/reproductions) may write data when loaded.
 CONFIG_REPRODUCTIONS = [r for r in list_reproductions() if r.resource is not None]
 
 

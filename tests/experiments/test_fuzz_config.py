@@ -42,7 +42,8 @@ BUILT_IN = (
     "yj09-table2.toml",
     "ct16-fig1.toml",
 )
-TEXTS = {name: resources.files("oltr.configs").joinpath(name).read_bytes() for name in BUILT_IN}
+CONFIGS = resources.files("oltr.reproductions").joinpath("configs")
+TEXTS = {name: CONFIGS.joinpath(name).read_bytes() for name in BUILT_IN}
 
 
 def _load_bytes(data: bytes) -> None:

@@ -239,10 +239,12 @@ def test_spec_validates_heldout(files, heldout, error, message) -> None:
 
 def test_run_set_id_without_heldout_is_the_id_from_before(files) -> None:
     spec = _spec(files[0])
-    # The id as defined before specs had a heldout field: the other fields' canonical JSON.
-    fields = {
-        f.name: getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name != "heldout"
-    }
+    # The id as defined before specs had optional fields: the canonical JSON of the
+    # original ones (optional fields added later, all None here, must not change it).
+    original = ("env", "env_params", "feedback", "feedback_params", "learner", "learner_params")
+    original += ("reps", "seed", "horizon", "measures", "checkpoints")
+    assert {f.name for f in dataclasses.fields(spec) if f.default is not None} == set(original)
+    fields = {name: getattr(spec, name) for name in original}
     fields = json.loads(json.dumps(fields))  # tuples -> lists
     text = json.dumps(
         {"format": storage.FORMAT_VERSION, "spec": fields}, sort_keys=True, separators=(",", ":")
@@ -429,7 +431,7 @@ def test_all_nan_heldout_column_is_not_a_measure() -> None:
     ["ct16-fig1-mq2008", "ct16-fig1-ohsumed", "ct16-fig1-lightgbm", "dbgd-clicks", "yj09-table3"],
 )
 def test_reproduction_heldout_files_fit_their_streams(shared_data: Path, name: str) -> None:
-    from oltr.experiments.reproduce import load_reproduction
+    from oltr.reproductions.reproduce import load_reproduction
 
     exp = load_reproduction(name, size="small")
     rs = exp.run_sets[0]

@@ -226,3 +226,34 @@ def test_svg_output_is_reproducible(tmp_path: Path) -> None:
     for pa, pb in zip(a.images, b.images, strict=True):
         if pa.suffix == ".svg":
             assert pa.read_bytes() == pb.read_bytes()
+
+
+def test_sections_come_first_and_are_written_as_files(tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from oltr.experiments.page import ReportSection
+
+    results = _results_dir(tmp_path / "res")
+    fig = Figure()
+    fig.add_subplot().plot([1, 2], [3, 4])
+    table = pd.DataFrame({"problem": ["P1", "P2"], "regret": [0.123456, float("nan")]})
+    section = ReportSection("paper-table", "Paper table", "Values at T.", table, fig)
+    rep = report.write_report(results, sections=[section])
+    page = rep.html.read_text()
+    # The section precedes the engine's own tables, with its table cells and its figure.
+    assert page.index("Paper table") < page.index("Final values")
+    assert "<td>0.1235</td>" in page and "<td>–</td>" in page
+    assert page.count('src="data:image/png;base64,') == 3  # the section's figure + 2 curves
+    out = rep.out_dir
+    assert pd.read_csv(out / "paper-table.csv")["regret"].iloc[0] == pytest.approx(0.123456)
+    assert (out / "paper-table.md").read_text().splitlines()[2] == "| P1 | 0.1235 |"
+    assert (out / "paper-table.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ET.parse(out / "paper-table.svg").getroot().tag == "{http://www.w3.org/2000/svg}svg"
+
+
+@pytest.mark.parametrize("name", ["", "a b", "../x", "t.csv"])
+def test_a_section_name_must_be_a_plain_file_stem(name: str) -> None:
+    from oltr.experiments.page import ReportSection
+
+    with pytest.raises(ValueError, match="section name"):
+        ReportSection(name, "title")

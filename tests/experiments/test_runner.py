@@ -396,3 +396,99 @@ def test_the_horizon_goes_only_to_learners_that_declare_it(extra_learner: Any) -
     extra_learner("test-horizon-undeclared", HorizonByNameOnly)
     run_set(spec(learner="test-horizon-undeclared"))
     assert HorizonByNameOnly.last is None
+
+
+# ---------------------------------------------------------------------------
+# protocol options: discounted online measure, no_relevant, per-run streams
+
+STREAM = dict(
+    env="letor-stream-v1",
+    env_params={"n_queries": 40, "n_features": 4, "min_docs": 2, "max_docs": 12},
+    feedback="full",
+    feedback_params={},
+    learner="listnet",
+    horizon=60,
+    measures=("ndcg@10", "dcg@3"),
+)
+
+
+def test_online_column_is_the_discounted_sum_of_the_per_round_values() -> None:
+    # Recorded every round, the per-round values give Σ_{s<=t} γ^(s-1) M_s directly.
+    gamma = 0.9
+    every = tuple(range(1, 61))
+    df = run_set(spec(**STREAM, reps=(0, 1), checkpoints=every, online_discount=gamma))
+    assert list(df.columns) == trace_columns(("ndcg@10", "dcg@3"), online=True)
+    for m in ("ndcg@10", "dcg@3"):
+        values = df.pivot(index="t", columns="rep", values=m).to_numpy()
+        want = np.cumsum(gamma ** np.arange(60)[:, None] * values, axis=0)
+        got = df.pivot(index="t", columns="rep", values=f"online:{m}").to_numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    # γ = 1 is the plain cumulative sum; the option changes no other column.
+    plain = run_set(spec(**STREAM, reps=(0, 1), checkpoints=every))
+    one = run_set(spec(**STREAM, reps=(0, 1), checkpoints=every, online_discount=1.0))
+    np.testing.assert_allclose(one["online:dcg@3"], one["dcg@3:cum"], rtol=1e-12)
+    pd.testing.assert_frame_equal(one[list(plain.columns)], plain, check_exact=True)
+
+
+def test_no_relevant_sets_the_value_of_lists_without_a_relevant_item() -> None:
+    # Items with grade 0 in rounds 1 and 3: NDCG takes no_relevant there, 1 by default.
+    rel = [[0, 0, 0], [0, 0, 1], [0, 0, 0], [1, 0, 0]]
+    kw = dict(env_params={"relevance": rel}, measures=("ndcg",), checkpoints=(1, 2, 3, 4))
+    default = run_set(spec(**kw))["ndcg"].to_numpy()
+    zero = run_set(spec(**kw, no_relevant=0.0))["ndcg"].to_numpy()
+    np.testing.assert_allclose(default, [1.0, 0.5, 1.0, 1.0])
+    np.testing.assert_allclose(zero, [0.0, 0.5, 0.0, 1.0])
+
+
+def test_per_run_streams_give_each_run_its_own_queries() -> None:
+    cps = (1, 5, 60)
+    fixed = {**STREAM, "learner": "fixed", "checkpoints": cps}
+    # A shared stream shows every run the same queries: a deterministic learner's runs agree.
+    shared = run_set(spec(**fixed, reps=(0, 1, 2)))
+    per_run = run_set(spec(**fixed, reps=(0, 1, 2), streams="per-run"))
+    by_rep = per_run.pivot(index="t", columns="rep", values="dcg@3:cum").to_numpy()
+    assert (shared.pivot(index="t", columns="rep", values="dcg@3:cum").nunique(axis=1) == 1).all()
+    assert len(np.unique(by_rep[-1])) == 3
+    # Run r's stream is child_rng(seed, "env", env, r): the same run alone, or among others,
+    # and run 0 under "shared" is not a special case of it.
+    alone = run_set(spec(**{**STREAM, "checkpoints": cps}, reps=(2,), streams="per-run"))
+    among = run_set(spec(**{**STREAM, "checkpoints": cps}, reps=(4, 2, 0), streams="per-run"))
+    pd.testing.assert_frame_equal(
+        among[among["rep"] == 2].reset_index(drop=True), alone, check_exact=True
+    )
+    assert list(among["rep"].unique()) == [4, 2, 0]
+    assert not np.array_equal(shared["dcg@3:cum"][:3], per_run["dcg@3:cum"][:3])
+    calls: list[int] = []
+    run_set(spec(**fixed, reps=(0, 1, 2), streams="per-run"), progress=calls.append)
+    assert sum(calls) == 60
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"online_discount": 0.0}, ValueError, r"online_discount must lie in \(0, 1\]"),
+        ({"online_discount": 1.5}, ValueError, r"online_discount must lie in \(0, 1\]"),
+        ({"no_relevant": float("nan")}, ValueError, "no_relevant must be finite"),
+        ({"streams": "each"}, ValueError, "streams must be one of shared, per-run"),
+    ],
+)
+def test_protocol_options_are_validated(overrides: dict[str, Any], error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        spec(**overrides)
+
+
+def test_config_keys_reach_the_spec() -> None:
+    from oltr.experiments.config import parse_config
+
+    doc: dict[str, Any] = {
+        "experiment": {"name": "x", "seed": 1, "horizon": 4, "reps": 2, "measures": ["ndcg"]},
+        "env": {"name": "fixed-items-v1", "params": {"relevance": REL}},
+        "feedback": {"name": "full"},
+        "learners": [{"name": "fixed"}],
+    }
+    plain = parse_config(doc)
+    assert "streams" not in plain.resolved["experiment"]  # unset: the document is unchanged
+    doc["experiment"] |= {"online_discount": 0.5, "no_relevant": 0.0, "streams": "per-run"}
+    spec_ = parse_config(doc).run_sets[0].spec
+    assert (spec_.online_discount, spec_.no_relevant, spec_.streams) == (0.5, 0.0, "per-run")
+    assert plain.run_sets[0].spec.streams is None

@@ -75,6 +75,10 @@ CHANGES = {
     "measures": ("sumloss", "ndcg"),
     "checkpoints": (1, 20),
     "heldout": {"path": "/data/test.txt"},
+    "heldouts": {"test": {"path": "/data/test.txt"}},
+    "online_discount": 0.9995,
+    "no_relevant": 0.0,
+    "streams": "per-run",
 }
 
 

@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from oltr.envs.duels import ValueFunctionDuel
-from oltr.experiments.duels import run_parameter_duels, simulate_synthetic
 from oltr.learners.bgd import BanditGradientDescent
 from oltr.learners.dbgd import theorem2_schedule
+from oltr.reproductions.synthetic_duels import run_parameter_duels, simulate_synthetic
 from oltr.types import RunGenerators
 
 ALPHA = 1e-3

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from oltr.clicks.multileaving import preference_vs_first, probabilistic_multileave
+from oltr.data.letor import write_letor
 from oltr.data.synthetic import synthetic_letor
-from oltr.experiments.clicks_protocol import run_click_protocol
 from oltr.experiments.heldout import HeldoutSet
-from oltr.feedback.clicks import ClickFeedback, ClickFeedbackModel
-from oltr.learners.baselines import RandomRanker
+from oltr.experiments.runner import RunSetSpec, run_set
+from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.pdgd import PDGD, pdgd_score_gradient
-from oltr.learners.pmgd import PDBGD, PMGD, TDDBGD, fill_order
+from oltr.learners.pmgd import PMGD, fill_order
 from oltr.types import Context, RunGenerators
 
 
@@ -136,40 +136,46 @@ def _split(seed: int) -> tuple:  # type: ignore[type-arg]
     return ds.subset(keep[:50]), HeldoutSet(ds.subset(keep[50:]), k=10)
 
 
+def _click_run(learner, params, train, test, folder, *, reps, horizon, checkpoints):  # type: ignore[no-untyped-def]
+    """``learner`` on ``train`` under navigational clicks through the runner; held-out ``test``."""
+    path = folder / "test.txt"
+    if not path.exists():
+        write_letor(test.dataset, path)
+    spec = RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"dataset": train},
+        feedback="clicks",
+        feedback_params={"click_model": "navigational", "n_grades": 3},
+        learner=learner,
+        learner_params=params,
+        reps=tuple(reps),
+        seed=1,
+        horizon=horizon,
+        measures=("ndcg@10",),
+        checkpoints=tuple(checkpoints),
+        heldouts={"test": {"path": str(path)}},
+        online_discount=0.9995,
+    )
+    trace = run_set(spec)
+    return trace.pivot(index="rep", columns="t", values="heldout:test:ndcg@10"), trace[
+        trace["t"] == horizon
+    ].set_index("rep")["online:ndcg@10"]
+
+
 @pytest.mark.parametrize(
-    "make",
-    [
-        lambda: PDGD(n_runs=4, rng=7),
-        lambda: PMGD(n_candidates=9, n_runs=4, rng=7),
-        lambda: PDBGD(n_runs=4, rng=7),
-        lambda: TDDBGD(n_runs=4, rng=7),
-    ],
+    ("name", "params"),
+    [("pdgd", {}), ("p-mgd", {"n_candidates": 9}), ("p-dbgd", {}), ("td-dbgd", {})],
     ids=["pdgd", "p-mgd", "p-dbgd", "td-dbgd"],
 )
-def test_learners_beat_the_random_ranker(make) -> None:  # type: ignore[no-untyped-def]
+def test_learners_beat_the_random_ranker(name, params, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Fixed seeds; the margin 0.05 NDCG@10 is far above the run-to-run spread of the mean
     # of 4 runs of the random ranker on 20 held-out queries.
     train, test = _split(3)
-    fb = ClickFeedbackModel(click_model="navigational", n_grades=3)
-    horizon = 1500
-    cps = np.array([horizon])
-
-    def run(lrn):  # type: ignore[no-untyped-def]
-        return run_click_protocol(
-            lrn,
-            train,
-            test,
-            fb,
-            horizon=horizon,
-            checkpoints=cps,
-            query_rng=np.random.default_rng(1),
-            feedback_rngs=RunGenerators.from_keys(1, "fb", reps=range(4)),
-        )
-
-    learned = run(make())
-    rand = run(RandomRanker(n_runs=4, rng=7))
-    assert learned.offline[:, -1].mean() > rand.offline[:, -1].mean() + 0.05
-    assert learned.online.mean() > rand.online.mean()
+    kw = {"reps": range(4), "horizon": 1500, "checkpoints": [1500]}
+    learned, learned_online = _click_run(name, params, train, test, tmp_path, **kw)
+    rand, rand_online = _click_run("random", {}, train, test, tmp_path, **kw)
+    assert learned[1500].mean() > rand[1500].mean() + 0.05
+    assert learned_online.mean() > rand_online.mean()
 
 
 @pytest.mark.parametrize("m", [30, 300], ids=["counted", "sorted"])

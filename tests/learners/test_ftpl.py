@@ -12,7 +12,7 @@ from scipy import stats
 
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import FullFeedback, TopKFeedback
-from oltr.learners.ftpl import FollowThePerturbedLeader, ftpl_epsilon, kv_constants
+from oltr.learners.ftpl import FullInformationFTPL, ftpl_epsilon, kv_constants
 from oltr.learners.rtop1f import RTop1F, draw_exploration, exploration_estimate, rtop1f_schedule
 from oltr.permutations import all_orders
 from oltr.types import Context, RunGenerators
@@ -79,7 +79,7 @@ def test_ftpl_sort_is_the_brute_force_optimum(measure: str) -> None:
     orders_all = all_orders(5)
     ranks_all = np.argsort(orders_all, axis=1)  # σ(i): position (0-based) of item i
     for _ in range(20):
-        lrn = FollowThePerturbedLeader(measure=measure, epsilon=1e12, rng=1)  # p <= 1e-12
+        lrn = FullInformationFTPL(measure=measure, epsilon=1e12, rng=1)  # p <= 1e-12
         ctx = Context(t=1, n_items=5)
         rel = rng.integers(0, 4, size=5)
         orders = lrn.rank(ctx)
@@ -104,7 +104,7 @@ def test_ftpl_perturbation_is_uniform_on_0_to_inverse_epsilon() -> None:
     # S = (1, 0, 0), p ~ U[0, 1/ε]^3 with ε = 1/4: item 0 beats item 1 iff
     # 1 + p0 > p1, i.e. P = 1 - (1 - εd)^2 / 2 with d = 1: 1 - 0.75^2/2 = 0.71875.
     n = 3000
-    lrn = FollowThePerturbedLeader(measure="sumloss", epsilon=0.25, n_runs=n, rng=5)
+    lrn = FullInformationFTPL(measure="sumloss", epsilon=0.25, n_runs=n, rng=5)
     ctx = Context(t=1, n_items=3)
     orders = lrn.rank(ctx)
     lrn.update(ctx, orders, _full(orders, np.array([1, 0, 0])))
@@ -121,7 +121,7 @@ def test_ftpl_perturbation_is_uniform_on_0_to_inverse_epsilon() -> None:
 
 def test_ftpl_with_zero_scores_is_uniform_over_orders() -> None:
     n = 6000
-    orders = FollowThePerturbedLeader(measure="dcg", horizon=10, n_runs=n, rng=2).rank(
+    orders = FullInformationFTPL(measure="dcg", horizon=10, n_runs=n, rng=2).rank(
         Context(t=1, n_items=3)
     )
     codes = orders[:, 0] * 9 + orders[:, 1] * 3 + orders[:, 2]
@@ -293,8 +293,8 @@ def test_learning_sanity_on_ct15_simulation() -> None:
         (RTop1F, {"top_k": 0}, "top_k must be >= 1"),
         (RTop1F, {"horizon": 10, "n_blocks": 11}, "n_blocks must be <= horizon"),
         (RTop1F, {"epsilon": 0.0}, "epsilon must be > 0"),
-        (FollowThePerturbedLeader, {"max_grade": 0}, "max_grade must be >= 1"),
-        (FollowThePerturbedLeader, {"horizon": 0}, "horizon must be >= 1"),
+        (FullInformationFTPL, {"max_grade": 0}, "max_grade must be >= 1"),
+        (FullInformationFTPL, {"horizon": 0}, "horizon must be >= 1"),
     ],
 )
 def test_invalid_parameters(cls: type, kwargs: dict, match: str) -> None:
@@ -315,7 +315,7 @@ def test_rtop1f_needs_room_for_exploration_and_a_horizon_for_n_blocks() -> None:
 
 def test_rtop1f_declares_top_k_feedback() -> None:
     assert RTop1F(top_k=3).requires.k == 3
-    assert FollowThePerturbedLeader().requires.kind == "full"
+    assert FullInformationFTPL().requires.kind == "full"
 
 
 # ---------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def test_rtop1f_declares_top_k_feedback() -> None:
 
 
 def test_ct15_fig1_small_one_sequence_and_falling_regret() -> None:
-    from oltr.experiments.reproduce import load_reproduction
+    from oltr.reproductions.reproduce import load_reproduction
 
     exp = load_reproduction("ct15-fig1", size="small")
     (planned,) = exp.run_sets
@@ -342,8 +342,8 @@ def test_ct15_fig1_small_one_sequence_and_falling_regret() -> None:
 
 
 def test_ct15_fig2_small_full_information_is_better() -> None:
-    from oltr.experiments.horizons import tail_exponent
-    from oltr.experiments.reproduce import load_reproduction
+    from oltr.reproductions.horizons import tail_exponent
+    from oltr.reproductions.reproduce import load_reproduction
 
     exp = load_reproduction("ct15-fig2", size="small")
     traces = {p.spec.learner: run_set(p.spec) for p in exp.run_sets}
@@ -358,7 +358,7 @@ def test_ct15_fig2_small_full_information_is_better() -> None:
 def test_horizon_exponents_recover_a_power_law() -> None:
     import pandas as pd
 
-    from oltr.experiments.horizons import horizon_exponents
+    from oltr.reproductions.horizons import horizon_exponents
 
     rows = [
         {"label": lab, "T": t, "rep": r, "regret": c * t**a * (1 + 0.01 * (r - 1))}
@@ -372,7 +372,7 @@ def test_horizon_exponents_recover_a_power_law() -> None:
 
 
 def test_final_regrets_runs_each_horizon_with_its_own_schedule() -> None:
-    from oltr.experiments.horizons import Setting, final_regrets
+    from oltr.reproductions.horizons import Setting, final_regrets
 
     df = final_regrets(
         {"r": Setting("rtop1f", "top-k", {"k": 1})},

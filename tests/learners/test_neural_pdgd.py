@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from oltr.data.letor import write_letor
 from oltr.data.synthetic import synthetic_letor
-from oltr.experiments.clicks_protocol import run_click_protocol
 from oltr.experiments.heldout import HeldoutSet
-from oltr.feedback.clicks import ClickFeedback, ClickFeedbackModel
-from oltr.learners.baselines import RandomRanker
+from oltr.experiments.runner import RunSetSpec, run_set
+from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.neural_pdgd import NeuralPDGD, mlp_forward
-from oltr.types import Context, RunGenerators
+from oltr.types import Context
 
 
 def pl_probability(scores: np.ndarray, order: list[int]) -> float:
@@ -100,46 +100,54 @@ def _split(seed: int) -> tuple:  # type: ignore[type-arg]
     return ds.subset(keep[:50]), HeldoutSet(ds.subset(keep[50:]), k=10)
 
 
-def _run(lrn, reps, horizon: int, train, test):  # type: ignore[no-untyped-def]
-    return run_click_protocol(
-        lrn,
-        train,
-        test,
-        ClickFeedbackModel(click_model="navigational", n_grades=3),
+def _click_run(learner, params, train, test, folder, *, reps, horizon, checkpoints):  # type: ignore[no-untyped-def]
+    """``learner`` on ``train`` under navigational clicks through the runner; held-out ``test``."""
+    path = folder / "test.txt"
+    if not path.exists():
+        write_letor(test.dataset, path)
+    spec = RunSetSpec(
+        env="letor-stream-v1",
+        env_params={"dataset": train},
+        feedback="clicks",
+        feedback_params={"click_model": "navigational", "n_grades": 3},
+        learner=learner,
+        learner_params=params,
+        reps=tuple(reps),
+        seed=1,
         horizon=horizon,
-        checkpoints=np.array([horizon // 2, horizon]),
-        query_rng=np.random.default_rng(1),
-        feedback_rngs=RunGenerators.from_keys(1, "fb", reps=reps),
+        measures=("ndcg@10",),
+        checkpoints=tuple(checkpoints),
+        heldouts={"test": {"path": str(path)}},
+        online_discount=0.9995,
     )
+    trace = run_set(spec)
+    return trace.pivot(index="rep", columns="t", values="heldout:test:ndcg@10"), trace[
+        trace["t"] == horizon
+    ].set_index("rep")["online:ndcg@10"]
 
 
-def test_a_run_is_the_same_alone_or_batched() -> None:
+def test_a_run_is_the_same_alone_or_batched(tmp_path) -> None:  # type: ignore[no-untyped-def]
     train, test = _split(3)
-    batched = _run(
-        NeuralPDGD(n_runs=3, rng=RunGenerators.from_keys(4, reps=range(3))),
-        range(3),
-        300,
-        train,
-        test,
+    kw = {"horizon": 300, "checkpoints": [150, 300]}
+    batched, batched_online = _click_run(
+        "pdgd-neural", {}, train, test, tmp_path, reps=range(3), **kw
     )
     for r in range(3):
-        alone = _run(
-            NeuralPDGD(n_runs=1, rng=RunGenerators.from_keys(4, reps=[r])), [r], 300, train, test
-        )
-        np.testing.assert_array_equal(alone.offline[0], batched.offline[r])
-        np.testing.assert_array_equal(alone.online[0], batched.online[r])
+        alone, alone_online = _click_run("pdgd-neural", {}, train, test, tmp_path, reps=[r], **kw)
+        np.testing.assert_array_equal(alone.loc[r], batched.loc[r])
+        np.testing.assert_array_equal(alone_online.loc[r], batched_online.loc[r])
 
 
 @pytest.mark.parametrize("seed", [3])
-def test_learns_beats_the_random_ranker(seed: int) -> None:
+def test_learns_beats_the_random_ranker(seed: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Fixed seeds; the margin 0.05 NDCG@10 is far above the run-to-run spread of the mean
     # of 4 runs of the random ranker on 20 held-out queries.
     train, test = _split(seed)
-    reps = range(4)
-    learned = _run(NeuralPDGD(n_runs=4, rng=7), reps, 1500, train, test)
-    rand = _run(RandomRanker(n_runs=4, rng=7), reps, 1500, train, test)
-    assert learned.offline[:, -1].mean() > rand.offline[:, -1].mean() + 0.05
-    assert learned.online.mean() > rand.online.mean()
+    kw = {"reps": range(4), "horizon": 1500, "checkpoints": [750, 1500]}
+    learned, learned_online = _click_run("pdgd-neural", {}, train, test, tmp_path, **kw)
+    rand, rand_online = _click_run("random", {}, train, test, tmp_path, **kw)
+    assert learned[1500].mean() > rand[1500].mean() + 0.05
+    assert learned_online.mean() > rand_online.mean()
 
 
 def test_heldout_scorer_matches_weights_for_a_linear_scorer() -> None:

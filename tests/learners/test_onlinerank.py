@@ -16,7 +16,7 @@ from scipy import stats
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import ChoiceFeedback, FullFeedback
 from oltr.learners.expweights import ExponentialWeights
-from oltr.learners.onlinerank import FollowPerturbedLeader, OnlineRank
+from oltr.learners.onlinerank import AilonFPL, OnlineRank
 from oltr.types import Context
 
 ALPHA = 1e-3
@@ -109,11 +109,11 @@ def test_update_adds_eta_times_the_chosen_indicator() -> None:
     np.testing.assert_array_equal(lrn.weights_, eta * np.array([[2, 1, 1, 0], [0, 1, 1, 2]]))
 
 
-def _rate(lrn: OnlineRank | FollowPerturbedLeader | ExponentialWeights) -> float:
+def _rate(lrn: OnlineRank | AilonFPL | ExponentialWeights) -> float:
     return lrn._beta if isinstance(lrn, ExponentialWeights) else lrn.eta_
 
 
-def _choose(lrn: OnlineRank | FollowPerturbedLeader | ExponentialWeights, t: int, m: int) -> int:
+def _choose(lrn: OnlineRank | AilonFPL | ExponentialWeights, t: int, m: int) -> int:
     """One round in which the user always chooses item 0; returns the item shown on top."""
     ctx = Context(t=t, n_items=m)
     orders = lrn.rank(ctx)
@@ -123,7 +123,7 @@ def _choose(lrn: OnlineRank | FollowPerturbedLeader | ExponentialWeights, t: int
     return int((orders[:, 0] == 0).sum())
 
 
-@pytest.mark.parametrize("cls", [OnlineRank, FollowPerturbedLeader, ExponentialWeights])
+@pytest.mark.parametrize("cls", [OnlineRank, AilonFPL, ExponentialWeights])
 def test_without_horizon_the_rate_is_the_default_formula_with_t_for_t(cls: type) -> None:
     # Anytime: at round t the rate is exactly the one a learner told horizon = t uses.
     m = 4
@@ -136,7 +136,7 @@ def test_without_horizon_the_rate_is_the_default_formula_with_t_for_t(cls: type)
             assert _rate(anytime) == _rate(told)
 
 
-@pytest.mark.parametrize("cls", [OnlineRank, FollowPerturbedLeader, ExponentialWeights])
+@pytest.mark.parametrize("cls", [OnlineRank, AilonFPL, ExponentialWeights])
 def test_without_horizon_the_chosen_item_rises_to_the_top(cls: type) -> None:
     # Item 0 of 5 is always chosen. Over rounds 1,001-2,000 of 4 runs a learner that
     # learns puts it on top far more often than a random order's 1/5: binomial test
@@ -389,14 +389,14 @@ def test_fpl_regret_stays_under_kalai_vempala(
 
 
 def test_fpl_rate_by_hand() -> None:
-    lrn = FollowPerturbedLeader(horizon=100, n_chosen=2, rng=0)
+    lrn = AilonFPL(horizon=100, n_chosen=2, rng=0)
     lrn.rank(Context(t=1, n_items=5))
     # linear z on 5 items: D = 4+2+0+2+4 = 12; worst 2-choice loss R = 3 + 4 = 7; A = 2
     assert lrn.eta_ == pytest.approx(math.sqrt(12 / (7 * 2 * 100)))
 
 
 def test_fpl_follows_the_leader_when_the_noise_is_small() -> None:
-    lrn = FollowPerturbedLeader(eta=1e6, n_runs=2, rng=0)  # noise below 1e-6: the leader
+    lrn = AilonFPL(eta=1e6, n_runs=2, rng=0)  # noise below 1e-6: the leader
     ctx = Context(t=1, n_items=4)
     orders = lrn.rank(ctx)
     counts = np.array([[True, False, True, False], [False, False, False, True]])
@@ -459,9 +459,9 @@ def test_reproduction_small(name: str, k: int) -> None:
     is tested against the variance of a single repetition, T k(n−k)(n+1)/12, which bounds
     the variance of a mean of correlated repetitions (two-sided, ALPHA).
     """
-    from oltr.experiments.reproduce import load_reproduction
     from oltr.learners.expweights import hedge_rate, loss_range
     from oltr.learners.onlinerank import fpl_rate
+    from oltr.reproductions.reproduce import load_reproduction
 
     experiment = load_reproduction(name, size="small")
     n, horizon = experiment.resolved["env"]["params"]["n_items"], experiment.horizon
@@ -484,8 +484,8 @@ def test_reproduction_small(name: str, k: int) -> None:
 
 def test_spearman_reproduction_small() -> None:
     """Rank aggregation (§5): OnlineRank and FPL under their bounds, random ranker above both."""
-    from oltr.experiments.reproduce import load_reproduction
     from oltr.learners.onlinerank import fpl_rate
+    from oltr.reproductions.reproduce import load_reproduction
 
     experiment = load_reproduction("ailon14-spearman", size="small")
     n, horizon = experiment.resolved["env"]["params"]["n_items"], experiment.horizon
