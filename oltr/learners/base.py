@@ -76,6 +76,9 @@ class Learner(Configurable, ABC, Generic[FeedbackT]):
     requires: FeedbackRequirement = FeedbackRequirement("none")
     context_kind: ClassVar[str] = "any"
     horizon_dependent: ClassVar[bool] = False
+    #: Attributes that hold nothing from one round to the next (reused buffers): left out
+    #: of snapshots and sized again on first use after a restore.
+    scratch_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *, n_runs: int = 1, rng: RunRNGLike = None) -> None:
         self.n_runs = check_n_runs(n_runs)

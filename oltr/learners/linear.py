@@ -217,6 +217,7 @@ class LinearRanker(Learner[FeedbackT]):
     """
 
     context_kind: ClassVar[str] = "features"
+    scratch_fields: ClassVar[tuple[str, ...]] = ("_buffer", "_scratch", "_neg", "_items")
 
     def __init__(
         self,
@@ -323,7 +324,7 @@ class LinearRanker(Learner[FeedbackT]):
         return x
 
     def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
-        """``S = W Xᵀ`` (B, m) and each run's own order, kept for this round's update.
+        """``S = W Xᵀ`` (B, m) and each run's own order, kept until this round's step.
 
         One compiled call computes the scores and their negation and checks the
         features (and sorts, for a few runs); the own order is the stable
@@ -462,6 +463,7 @@ class LinearRanker(Learner[FeedbackT]):
         if bad >= 0:
             self._fail_not_finite(context, direction, radius)
         self._n_averaged += 1
+        self._cache = None  # the round is over: keep nothing of its context
 
     def _fail_not_finite(self, context: Context, direction: FloatArray, radius: float) -> None:
         """Stop with the learner, the round and the likely cause, instead of ranking with NaN."""

@@ -321,3 +321,4 @@ class NeuralPDGD(Learner[ClickFeedback]):
                 f"{context.t} (normalise the features, or lower eta)"
             )
         self._eta = np.where(pairs > 0, self._eta * float(self.lr_decay), self._eta)
+        self._last = None  # the round is over: keep nothing of its context

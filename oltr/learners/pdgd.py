@@ -205,3 +205,4 @@ class PDGD(LinearRanker[ClickFeedback]):
         # Ascent: LinearRanker's step subtracts, so pass −η per run.
         self._step(context, -self._eta[:, None] * coef, 1.0, float("inf"))
         self._eta = np.where(pairs > 0, self._eta * float(self.lr_decay), self._eta)
+        self._last = None  # the round is over: keep nothing of its context

@@ -267,6 +267,7 @@ class PMGD(LinearRanker[ClickFeedback]):
             winners = (np.asarray(credit.outcome(clicks)) > 0)[:, None]
         else:
             winners = preference_vs_first(credit, clicks)[:, 1:] > 0
+        self._round = None  # the round is over: keep nothing of it
         count = winners.sum(axis=1)
         moved = count > 0
         if not moved.any():
