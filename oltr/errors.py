@@ -20,6 +20,7 @@ __all__ = [
     "OltrError",
     "RunFailedError",
     "StorageError",
+    "StoreInUseError",
 ]
 
 
@@ -65,6 +66,12 @@ class RunFailedError(OltrError, RuntimeError):
     exit_code = 7
 
 
+class StoreInUseError(StorageError):
+    """A service store already held by another ``oltr serve`` process (one writer per store)."""
+
+    exit_code = 8
+
+
 #: Exit codes of the command line, by kind of failure (usage errors are 2, as in click).
 EXIT_CODES = {
     "input": InputError.exit_code,
@@ -73,5 +80,6 @@ EXIT_CODES = {
     "file system": StorageError.exit_code,
     "numerical": NumericalError.exit_code,
     "run": RunFailedError.exit_code,
+    "store in use": StoreInUseError.exit_code,
     "interrupted": 130,
 }

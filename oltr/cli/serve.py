@@ -8,7 +8,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from oltr.errors import InputError
+from oltr.errors import DataFormatError, InputError, OltrError
 
 #: The modules of the web stack, installed by the extra ``oltr[serve]``.
 WEB_STACK = frozenset(
@@ -27,12 +27,32 @@ def _token(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        token = path.read_text().strip()
-    except OSError as exc:
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
         _fail(exc)
-    if not token:
+    if not lines:
         _fail(ValueError(f"--token-file {path} is empty"))
-    return token
+    if len(lines) > 1:
+        _fail(
+            ValueError(
+                f"--token-file {path} has {len(lines)} non-empty lines; it must hold the token "
+                "alone, on one line"
+            )
+        )
+    return lines[0]
+
+
+def _check(store: Path) -> None:
+    """``oltr serve --check``: say what is wrong with ``store``; exit 0 when nothing is."""
+    from oltr.serve.audit import audit_store
+
+    problems, summary = audit_store(store)
+    if not problems:
+        typer.echo(f"store {store}: ok ({summary})")
+        return
+    for problem in problems:
+        typer.echo(f"store {store}: {problem}", err=True)
+    raise typer.Exit(code=DataFormatError.exit_code)
 
 
 def serve(
@@ -55,12 +75,35 @@ def serve(
         ),
     ] = "FULL",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    timeout_keep_alive: Annotated[
+        int, typer.Option(help="Seconds an idle connection stays open after a response.")
+    ] = 5,
+    timeout_header: Annotated[
+        float, typer.Option(help="Seconds a client has to send a complete request head.")
+    ] = 10.0,
+    limit_concurrency: Annotated[
+        int, typer.Option(help="Open connections or requests beyond which a request gets a 503.")
+    ] = 1000,
+    timeout_graceful_shutdown: Annotated[
+        int, typer.Option(help="Seconds a stopping server waits for requests in progress.")
+    ] = 30,
+    check: Annotated[
+        bool, typer.Option("--check", help="Verify --store (and replay its log), then exit.")
+    ] = False,
 ) -> None:
     """Serve rankers over HTTP; state in --store survives restarts (README: "Serving a ranker")."""
+    if check:
+        _check(store)
+        return
     try:
         import uvicorn
 
         from oltr.serve.app import ServeSettings, create_app, freeze_long_lived
+        from oltr.serve.connections import (
+            ConnectionLimits,
+            raise_open_files_limit,
+            uvicorn_config,
+        )
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in WEB_STACK:
             raise
@@ -70,6 +113,12 @@ def serve(
         ) from None
 
     try:
+        limits = ConnectionLimits(
+            timeout_keep_alive=timeout_keep_alive,
+            timeout_header=timeout_header,
+            limit_concurrency=limit_concurrency,
+            timeout_graceful_shutdown=timeout_graceful_shutdown,
+        )
         settings = ServeSettings(
             store=store,
             token=_token(token_file),
@@ -79,10 +128,13 @@ def serve(
             synchronous=sync,
         )
         app = create_app(settings)
+    except OltrError:
+        raise  # a store that is locked, damaged or cannot be opened: its own exit code
     except (ValueError, OSError) as exc:
         _fail(exc)
+    raise_open_files_limit(limits.limit_concurrency)
     freeze_long_lived()  # short full collections: no pause of 100 ms in the latency tail
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.Server(uvicorn_config(app, host, port, limits, log_level=log_level)).run()
 
 
 def replay(
@@ -118,7 +170,7 @@ def replay(
         _fail(ValueError(f"--reward must be one of {sorted(REWARDS)}, got {reward!r}"))
     if not store.is_file():
         _fail(FileNotFoundError(f"--store {store}: no such file"))
-    db = Store(store)
+    db = Store(store, readonly=True)
     try:
         fresh, defn, rounds = replay_log(db, ranker)
         typer.echo(f"replayed {rounds} feedback rounds of ranker {ranker!r} into a fresh learner")

@@ -32,9 +32,8 @@ An experiment is one TOML file (read with the standard library's ``tomllib``)::
 
     [heldout]                     # optional: NDCG@k of the learner's weights on a test file
     path = "data/test.txt"        # relative to the folder of this TOML file, like [env]
-    k = 10                        # optional: cutoff (10); also group_file, n_features,
-                                  # normalize, drop_no_relevant (as load_letor) and
-                                  # no_relevant (value of a query without relevant documents)
+    k = 10                        # optional (10); also group_file, n_features, normalize,
+                                  # drop_no_relevant (as load_letor) and no_relevant
 
     [sizes.small]                 # optional overrides picked with --size small
     experiment.horizon = 1_000

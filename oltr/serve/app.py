@@ -47,6 +47,7 @@ from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
 from oltr.serve.store import Store
+from oltr.serve.storecheck import StoreDamagedError
 
 __all__ = ["ServeSettings", "create_app", "freeze_long_lived"]
 
@@ -187,7 +188,16 @@ class _TooLarge(Exception):
 def create_app(settings: ServeSettings) -> FastAPI:
     """The service app: opens (or creates) the store and restores every ranker."""
     store = Store(settings.store, synchronous=settings.synchronous)
-    rankers = Rankers(store, snapshot_every=settings.snapshot_every)
+    try:
+        rankers = Rankers(store, snapshot_every=settings.snapshot_every)
+    except Exception as exc:
+        store.close()
+        if settings.snapshot_every < 1:
+            raise
+        raise StoreDamagedError(  # a log or a snapshot that does not restore
+            f"store {settings.store} cannot be served: a ranker does not restore: {exc} "
+            "(oltr serve --check tells more)"
+        ) from exc
     metrics = ServeMetrics()
 
     @contextlib.asynccontextmanager

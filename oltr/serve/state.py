@@ -13,7 +13,10 @@ definition gives an object that continues *bit for bit* like the original:
 * objects are restored into the fresh learner's object of the same class, or
   created with ``object.__new__`` for classes of this package only (nothing
   else is ever instantiated from a snapshot);
-* functions and classes are references, checked against the fresh learner.
+* functions and classes are references, checked against the fresh learner;
+* scratch buffers are left out: the fields a class names in ``scratch_fields``
+  hold nothing from one round to the next, so the restored object keeps the
+  fresh learner's (empty) ones and sizes them again on first use.
 
 Restoring never runs code named by the snapshot, so a snapshot is data: safe
 to keep in the store and to read after an upgrade, which the recorded package
@@ -123,7 +126,10 @@ def _encode_new(value: Any, path: str, memo: dict[int, int]) -> Any:
     cls = type(value)
     if not cls.__module__.startswith(_OWN_PACKAGE):
         raise SnapshotError(f"{path}: cannot snapshot a {cls.__module__}.{cls.__qualname__}")
-    fields = {k: _encode(v, f"{path}.{k}", memo) for k, v in _fields(value).items()}
+    scratch = getattr(cls, "scratch_fields", ())
+    fields = {
+        k: _encode(v, f"{path}.{k}", memo) for k, v in _fields(value).items() if k not in scratch
+    }
     return {"object": _qualname(cls), "fields": fields}
 
 

@@ -1,6 +1,6 @@
 """The service's durable state in SQLite (standard library, WAL journal).
 
-Five tables:
+Six tables:
 
 ``rankers``      name → definition (JSON) of every live ranker;
 ``impressions``  every ranked list: its round ``t``, the shown orders, what the
@@ -14,7 +14,12 @@ Five tables:
                  ``feedback`` row per acknowledged request, in the order the
                  ranker applied them (``seq``);
 ``snapshots``    the latest learner snapshot of each ranker and the last
-                 event ``seq`` it includes.
+                 event ``seq`` it includes;
+``lifecycle``    whether the store is ``open`` or was ``closed`` cleanly.
+
+A store is created only where no file exists; an existing one is checked and
+refused when damaged (:mod:`oltr.serve.storecheck`), and locked while open, one
+writer per store (:mod:`oltr.serve.lock`).
 
 Writes go through one writer thread with **group commit**
 (:mod:`oltr.serve.groupcommit`): the ``submit_*`` methods queue a write and
@@ -32,6 +37,7 @@ connection (WAL readers do not wait for the writer) shared behind a lock.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -43,9 +49,19 @@ from typing import Any
 
 import numpy as np
 
+from oltr.errors import StorageError
 from oltr.serve.groupcommit import Checkpointer, GroupCommit, WriteGuard
+from oltr.serve.lock import StoreLock
+from oltr.serve.storecheck import (
+    SCHEMA_VERSION,
+    StoreDamagedError,
+    StoreOpenError,
+    check_store_path,
+    read_only_uri,
+    store_problems,
+)
 
-__all__ = ["Impression", "Store", "StoredEvent"]
+__all__ = ["SCHEMA_VERSION", "Impression", "Store", "StoredEvent"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rankers (
@@ -89,8 +105,9 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state TEXT NOT NULL
 );
 """
-#: ``PRAGMA user_version`` of the tables above; a file of another version is refused.
-SCHEMA_VERSION = 2
+#: Whether the store is ``open`` or was ``closed`` cleanly (see :mod:`oltr.serve.storecheck`).
+_LIFECYCLE = "CREATE TABLE IF NOT EXISTS lifecycle (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+_SET_STATE = "INSERT OR REPLACE INTO lifecycle (key, value) VALUES ('state', ?)"
 
 _INSERT_IMPRESSION = (
     "INSERT INTO impressions (ranker, id, t, created, n_items, n_features,"
@@ -161,18 +178,34 @@ def _impression(row: sqlite3.Row) -> Impression:
     )
 
 
-def _create(db: sqlite3.Connection, path: str) -> None:
-    """Create the tables in a new file; refuse a file of another schema version."""
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version == SCHEMA_VERSION:
-        return
-    tables = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
-    if tables:
-        raise ValueError(
-            f"store {path} has schema version {version}, this oltr reads {SCHEMA_VERSION}: "
-            "serve it with the oltr that wrote it, or start a new store"
-        )
-    db.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+def _create_new(path: Path) -> None:
+    """Create a store at ``path`` (which does not exist) in one step: written beside it,
+    synced, then renamed into place, so that a crash never leaves a half-made store."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.new")
+    tmp.unlink(missing_ok=True)
+    try:
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.executescript(
+                f"BEGIN; {_SCHEMA} {_LIFECYCLE} INSERT INTO lifecycle VALUES ('state', 'closed');"
+                f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            )
+        finally:
+            db.close()
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class Store:
@@ -181,26 +214,75 @@ class Store:
     Parameters
     ----------
     path
-        The database file (created with its tables when missing).
+        The database file: created with its tables when the path does not exist; an
+        existing file is checked first (:func:`~oltr.serve.storecheck.store_problems`) and
+        refused when damaged. The store is locked while open (:mod:`oltr.serve.lock`).
     synchronous
         ``"FULL"`` (a commit survives a power cut) or ``"NORMAL"`` (it survives a
         crash of the process; faster).
+    readonly
+        Open for reading beside a running server (``oltr replay``): no lock, no writes.
     """
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: str | Path, *, synchronous: str = "FULL", readonly: bool = False
+    ) -> None:
         if synchronous.upper() not in ("FULL", "NORMAL"):
             raise ValueError(f"synchronous must be FULL or NORMAL, got {synchronous!r}")
         if str(path) == ":memory:" or str(path).startswith("file:"):
             raise ValueError("the store needs a file path (a reader and a writer share it)")
         self.path = str(path)
         self._lock = threading.Lock()
-        writer = self._connect(synchronous)
-        _create(writer, self.path)
-        writer.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job, off the commits
-        self._db = self._connect(synchronous)
-        self._write_db = writer
+        self._writer: GroupCommit | None = None
+        exists = check_store_path(Path(path))
+        if readonly:  # beside a running server: reads only, no lock, no mark
+            if not exists:
+                raise StoreOpenError(f"store {path} does not exist")
+            problems = store_problems(path)
+            if problems:
+                raise StoreDamagedError(f"store {path} cannot be read: {problems[0]}")
+            self._db = sqlite3.connect(
+                read_only_uri(path), uri=True, check_same_thread=False, isolation_level=None
+            )
+            self._db.row_factory = sqlite3.Row
+            return
+        try:
+            self._file_lock = StoreLock.acquire(Path(path))
+        except OSError as exc:
+            if isinstance(exc, StorageError):
+                raise
+            raise StoreOpenError(f"store {path}: cannot create its lock file: {exc}") from None
+        try:
+            self._open(Path(path), exists, synchronous)
+        except BaseException:
+            self._file_lock.release()
+            raise
+
+    def _open(self, path: Path, exists: bool, synchronous: str) -> None:
+        if exists:
+            problems = store_problems(path)
+            if problems:
+                raise StoreDamagedError(f"store {path} cannot be served: {problems[0]}")
+        else:
+            try:
+                _create_new(path)
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreOpenError(f"store {path}: cannot create it: {exc}") from None
+        conns: list[sqlite3.Connection] = []
+        try:
+            conns += [self._connect(synchronous) for _ in range(3)]
+            writer = conns[0]
+            writer.execute(_LIFECYCLE)
+            writer.execute(_SET_STATE, ("open",))
+            # Through to the database file: a missing WAL after a crash then shows.
+            writer.execute("PRAGMA wal_checkpoint(FULL)")
+            writer.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job
+        except sqlite3.Error as exc:
+            for db in conns:
+                db.close()
+            raise StoreOpenError(f"store {path}: SQLite cannot write it: {exc}") from None
+        self._write_db, self._db, self._checkpoint_db = conns
         self._writer = GroupCommit(writer)
-        self._checkpoint_db = self._connect(synchronous)
         self._checkpointer = Checkpointer(self._checkpoint_db, self._writer, f"{self.path}-wal")
 
     def _connect(self, synchronous: str) -> sqlite3.Connection:
@@ -212,23 +294,37 @@ class Store:
         db.execute(f"PRAGMA synchronous={synchronous.upper()}")
         return db
 
+    @property
+    def _group(self) -> GroupCommit:
+        if self._writer is None:
+            raise StorageError(f"store {self.path} is open read-only")
+        return self._writer
+
     def close(self) -> None:
         """Commit every queued write, stop the writer and close the connections."""
+        if self._writer is None:
+            with self._lock:
+                self._db.close()
+            return
         self._writer.close()
         self._checkpointer.close()
         self._checkpoint_db.close()
         with self._lock:
             self._db.close()
-        self._write_db.close()
+        try:  # every commit is in; the last close copies the WAL into the file
+            self._write_db.execute(_SET_STATE, ("closed",))
+        finally:
+            self._write_db.close()
+            self._file_lock.release()
 
     def barrier(self) -> None:
         """Wait until every write submitted so far is committed (or failed)."""
-        self._writer.barrier()
+        self._group.barrier()
 
     @property
     def commits(self) -> tuple[int, int]:
         """``(transactions, writes)`` committed so far by the writer."""
-        return self._writer.batches, self._writer.writes
+        return self._group.batches, self._group.writes
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -244,7 +340,7 @@ class Store:
     def add_ranker(self, name: str, definition: dict[str, Any]) -> None:
         """Store a new ranker's definition."""
         text, now = json.dumps(definition, sort_keys=True), time.time()
-        self._writer.submit(
+        self._group.submit(
             lambda db: db.execute(
                 "INSERT INTO rankers (name, definition, created) VALUES (?, ?, ?)",
                 (name, text, now),
@@ -268,7 +364,7 @@ class Store:
             ):
                 db.execute(f"DELETE FROM {table} WHERE {key} = ?", (name,))
 
-        self._writer.submit(write).result()
+        self._group.submit(write).result()
 
     # -- impressions and events --------------------------------------------------------
 
@@ -299,7 +395,7 @@ class Store:
                 db.execute(_INSERT_CONTEXT, (rowid, blob))
             return int(db.execute(_INSERT_EVENT, event).lastrowid or 0)
 
-        return self._writer.submit(write, guard)
+        return self._group.submit(write, guard)
 
     def log_rank(self, impression: Impression, payload: dict[str, Any]) -> int:
         """Log a ranked list and its ``rank`` event in one transaction; return the event seq."""
@@ -325,7 +421,7 @@ class Store:
                 db.execute(_SAVE_SNAPSHOT, (ranker, seq, *snapshot))
             return seq
 
-        return self._writer.submit(write, guard)
+        return self._group.submit(write, guard)
 
     def log_feedback(self, ranker: str, impression: str, payload: dict[str, Any]) -> int:
         """Mark an impression done and log its ``feedback`` event; return the event seq."""
@@ -360,7 +456,7 @@ class Store:
 
     def submit_expire(self, ranker: str, older_than: float) -> Future[int]:
         """Queue: mark pending impressions created before ``older_than`` expired (how many)."""
-        return self._writer.submit(
+        return self._group.submit(
             lambda db: int(db.execute(_EXPIRE, (ranker, older_than)).rowcount)
         )
 
@@ -382,7 +478,7 @@ class Store:
 
     def save_snapshot(self, ranker: str, rounds: int, version: str, state: str) -> None:
         """Replace ``ranker``'s snapshot by one that includes every event logged before it."""
-        self._writer.submit(
+        self._group.submit(
             lambda db: db.execute(
                 "INSERT OR REPLACE INTO snapshots (ranker, seq, rounds, version, state) "
                 "VALUES (?, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE ranker = ?), ?, ?, ?)",

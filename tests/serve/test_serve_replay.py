@@ -65,7 +65,7 @@ def test_replay_reproduces_the_live_ranker_and_estimates_it(tmp_path: Path) -> N
         label = float(x[top] @ w_true > 0.5)
         c.post("/rankers/r/feedback", json={"impression": out["impression"], "labels": [label]})
     live = np.asarray(c.get("/rankers/r").json()["learner"]["weights"])
-    db = Store(store)
+    db = Store(store, readonly=True)  # beside the live service
     learner, _, rounds = replay_log(db, "r")
     assert rounds == 200 and np.array_equal(np.asarray(learner.weights_)[0], live)
     rounds_ = logged_rounds(db, "r")
