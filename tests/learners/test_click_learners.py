@@ -6,12 +6,9 @@ import itertools
 
 import numpy as np
 import pytest
+from click_runs import click_run, split
 
 from oltr.clicks.multileaving import preference_vs_first, probabilistic_multileave
-from oltr.data.letor import write_letor
-from oltr.data.synthetic import synthetic_letor
-from oltr.experiments.heldout import HeldoutSet
-from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.pdgd import PDGD, pdgd_score_gradient
 from oltr.learners.pmgd import PMGD, fill_order
@@ -130,38 +127,6 @@ def test_team_draft_needs_one_candidate() -> None:
         PMGD(method="team_draft", n_candidates=3)
 
 
-def _split(seed: int) -> tuple:  # type: ignore[type-arg]
-    ds = synthetic_letor(n_queries=80, n_features=8, max_grade=2, rng=seed)
-    keep = [q for q in range(ds.n_queries) if ds.query(q)[1].max() > 0]
-    return ds.subset(keep[:50]), HeldoutSet(ds.subset(keep[50:]), k=10)
-
-
-def _click_run(learner, params, train, test, folder, *, reps, horizon, checkpoints):  # type: ignore[no-untyped-def]
-    """``learner`` on ``train`` under navigational clicks through the runner; held-out ``test``."""
-    path = folder / "test.txt"
-    if not path.exists():
-        write_letor(test.dataset, path)
-    spec = RunSetSpec(
-        env="letor-stream-v1",
-        env_params={"dataset": train},
-        feedback="clicks",
-        feedback_params={"click_model": "navigational", "n_grades": 3},
-        learner=learner,
-        learner_params=params,
-        reps=tuple(reps),
-        seed=1,
-        horizon=horizon,
-        measures=("ndcg@10",),
-        checkpoints=tuple(checkpoints),
-        heldouts={"test": {"path": str(path)}},
-        online_discount=0.9995,
-    )
-    trace = run_set(spec)
-    return trace.pivot(index="rep", columns="t", values="heldout:test:ndcg@10"), trace[
-        trace["t"] == horizon
-    ].set_index("rep")["online:ndcg@10"]
-
-
 @pytest.mark.parametrize(
     ("name", "params"),
     [("pdgd", {}), ("p-mgd", {"n_candidates": 9}), ("p-dbgd", {}), ("td-dbgd", {})],
@@ -170,10 +135,10 @@ def _click_run(learner, params, train, test, folder, *, reps, horizon, checkpoin
 def test_learners_beat_the_random_ranker(name, params, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Fixed seeds; the margin 0.05 NDCG@10 is far above the run-to-run spread of the mean
     # of 4 runs of the random ranker on 20 held-out queries.
-    train, test = _split(3)
+    train, test = split(3)
     kw = {"reps": range(4), "horizon": 1500, "checkpoints": [1500]}
-    learned, learned_online = _click_run(name, params, train, test, tmp_path, **kw)
-    rand, rand_online = _click_run("random", {}, train, test, tmp_path, **kw)
+    learned, learned_online = click_run(name, params, train, test, tmp_path, **kw)
+    rand, rand_online = click_run("random", {}, train, test, tmp_path, **kw)
     assert learned[1500].mean() > rand[1500].mean() + 0.05
     assert learned_online.mean() > rand_online.mean()
 

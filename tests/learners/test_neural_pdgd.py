@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from click_runs import click_run, split
 
-from oltr.data.letor import write_letor
-from oltr.data.synthetic import synthetic_letor
-from oltr.experiments.heldout import HeldoutSet
-from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback.clicks import ClickFeedback
 from oltr.learners.neural_pdgd import NeuralPDGD, mlp_forward
 from oltr.types import Context
@@ -94,46 +91,14 @@ def test_scores_are_the_numpy_network() -> None:
         np.testing.assert_allclose(lrn.score_features(x)[b], want, rtol=1e-13)
 
 
-def _split(seed: int) -> tuple:  # type: ignore[type-arg]
-    ds = synthetic_letor(n_queries=80, n_features=8, max_grade=2, rng=seed)
-    keep = [q for q in range(ds.n_queries) if ds.query(q)[1].max() > 0]
-    return ds.subset(keep[:50]), HeldoutSet(ds.subset(keep[50:]), k=10)
-
-
-def _click_run(learner, params, train, test, folder, *, reps, horizon, checkpoints):  # type: ignore[no-untyped-def]
-    """``learner`` on ``train`` under navigational clicks through the runner; held-out ``test``."""
-    path = folder / "test.txt"
-    if not path.exists():
-        write_letor(test.dataset, path)
-    spec = RunSetSpec(
-        env="letor-stream-v1",
-        env_params={"dataset": train},
-        feedback="clicks",
-        feedback_params={"click_model": "navigational", "n_grades": 3},
-        learner=learner,
-        learner_params=params,
-        reps=tuple(reps),
-        seed=1,
-        horizon=horizon,
-        measures=("ndcg@10",),
-        checkpoints=tuple(checkpoints),
-        heldouts={"test": {"path": str(path)}},
-        online_discount=0.9995,
-    )
-    trace = run_set(spec)
-    return trace.pivot(index="rep", columns="t", values="heldout:test:ndcg@10"), trace[
-        trace["t"] == horizon
-    ].set_index("rep")["online:ndcg@10"]
-
-
 def test_a_run_is_the_same_alone_or_batched(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    train, test = _split(3)
+    train, test = split(3)
     kw = {"horizon": 300, "checkpoints": [150, 300]}
-    batched, batched_online = _click_run(
+    batched, batched_online = click_run(
         "pdgd-neural", {}, train, test, tmp_path, reps=range(3), **kw
     )
     for r in range(3):
-        alone, alone_online = _click_run("pdgd-neural", {}, train, test, tmp_path, reps=[r], **kw)
+        alone, alone_online = click_run("pdgd-neural", {}, train, test, tmp_path, reps=[r], **kw)
         np.testing.assert_array_equal(alone.loc[r], batched.loc[r])
         np.testing.assert_array_equal(alone_online.loc[r], batched_online.loc[r])
 
@@ -142,16 +107,16 @@ def test_a_run_is_the_same_alone_or_batched(tmp_path) -> None:  # type: ignore[n
 def test_learns_beats_the_random_ranker(seed: int, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Fixed seeds; the margin 0.05 NDCG@10 is far above the run-to-run spread of the mean
     # of 4 runs of the random ranker on 20 held-out queries.
-    train, test = _split(seed)
+    train, test = split(seed)
     kw = {"reps": range(4), "horizon": 1500, "checkpoints": [750, 1500]}
-    learned, learned_online = _click_run("pdgd-neural", {}, train, test, tmp_path, **kw)
-    rand, rand_online = _click_run("random", {}, train, test, tmp_path, **kw)
+    learned, learned_online = click_run("pdgd-neural", {}, train, test, tmp_path, **kw)
+    rand, rand_online = click_run("random", {}, train, test, tmp_path, **kw)
     assert learned[1500].mean() > rand[1500].mean() + 0.05
     assert learned_online.mean() > rand_online.mean()
 
 
 def test_heldout_scorer_matches_weights_for_a_linear_scorer() -> None:
-    _, test = _split(3)
+    _, test = split(3)
     w = np.random.default_rng(0).normal(size=(2, 8))
     np.testing.assert_array_equal(test.evaluate_scorer(lambda x: (x @ w.T).T), test.evaluate(w))
     s, _ = mlp_forward(np.zeros((1, 8, 2)), np.zeros((1, 2)), np.ones((1, 2)), np.eye(8))
