@@ -127,11 +127,40 @@ def check_orders(
 # ------------------------------------------------------------- a learner's features
 
 
-def require_features(features: NDArray[Any] | None, owner: str, t: int) -> NDArray[Any]:
-    """``features`` of round ``t``, or the ValueError saying that ``owner`` ranks feature lists."""
+def require_features(
+    features: NDArray[Any] | None, owner: str, t: int, n_items: int | None = None
+) -> NDArray[Any]:
+    """``features`` of round ``t``: a real numpy array of shape (n_items, d).
+
+    None raises the ValueError saying that ``owner`` ranks feature lists;
+    anything else that is not a 2-D array of real numbers (booleans, integers
+    or floats) with ``n_items`` rows (when given) raises an InputError naming
+    the shape expected.
+    """
     if features is None:
         raise ValueError(f"{owner} ranks feature lists: the context of round {t} has no features")
+    if (
+        not isinstance(features, np.ndarray)
+        or features.ndim != 2
+        or features.dtype.kind not in "biuf"
+        or (n_items is not None and features.shape[0] != n_items)
+    ):
+        raise _misshapen_features(features, owner, t, n_items)
     return features
+
+
+def _misshapen_features(features: Any, owner: str, t: int, n_items: int | None) -> InputError:
+    rows = "n_items" if n_items is None else str(n_items)
+    if not isinstance(features, np.ndarray):
+        got = f"a {type(features).__name__}"
+    elif features.ndim != 2 or features.dtype.kind in "biuf":
+        got = f"shape {features.shape}"
+    else:
+        got = f"dtype {features.dtype}"
+    return InputError(
+        f"{owner}: the features of round {t} must be a numpy array of real numbers of shape "
+        f"({rows}, n_features), one row per item; got {got}"
+    )
 
 
 def check_feature_columns(features: NDArray[Any], expected: int, t: int) -> None:
@@ -153,9 +182,12 @@ def non_finite_features(
     )
 
 
-def finite_features(features: NDArray[Any] | None, owner: str, t: int) -> NDArray[Any]:
-    """``features`` of round ``t``, present and finite (else the errors above)."""
-    x = require_features(features, owner, t)
+def finite_features(
+    features: NDArray[Any] | None, owner: str, t: int, n_items: int | None = None
+) -> NDArray[Any]:
+    """``features`` of round ``t``, present, of shape (n_items, d) and finite (else the errors
+    above)."""
+    x = require_features(features, owner, t, n_items)
     if not np.isfinite(x).all():
         row, col = (int(v) for v in np.argwhere(~np.isfinite(x))[0])
         raise non_finite_features(owner, t, x, row, col)

@@ -278,7 +278,7 @@ class LinearRanker(Learner[FeedbackT]):
         Shapes only: the finiteness of the features is checked by the caller
         (:meth:`_features` with numpy, :meth:`_scores` inside the scores kernel).
         """
-        x = require_features(context.features, type(self).__name__, context.t)
+        x = require_features(context.features, type(self).__name__, context.t, context.n_items)
         if self._weights is None:
             self._weights = np.zeros((self.n_runs, x.shape[1]), self._dtype, order=self._order())
             self._average = self._weights.copy(order="K")

@@ -7,7 +7,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Array", "Value", "exp2_gain", "linear_gain", "log2_discount"]
+from oltr.errors import InputError
+
+__all__ = ["EXP2_GRADE_BOUND", "Array", "Value", "exp2_gain", "linear_gain", "log2_discount"]
 
 Array = NDArray[np.float64]
 Value = np.float64 | Array
@@ -15,10 +17,41 @@ Value = np.float64 | Array
 
 _PAIR_CHUNK = 1 << 22  # cells (rows × m × L) per chunk of the pairwise count
 
+# The largest float64 is (2 − 2^-52)·2^1023 < 2^1024 = 2^maxexp: 2^g is finite exactly for
+# g < 1024 (np.exp2 of the float64 just below 1024 is finite, of 1024 is inf).
+EXP2_GRADE_BOUND = float(np.finfo(np.float64).maxexp)
+"""Grades of the exponential gain ``2^g − 1`` must be below this (1024) in float64."""
+
 
 def exp2_gain(relevance: Array) -> Array:
-    """Exponential gain ``2^r − 1`` (Burges et al. 2005; CT15 §3, CT16 §2 ``G``)."""
+    """Exponential gain ``2^r − 1`` (Burges et al. 2005; CT15 §3, CT16 §2 ``G``).
+
+    Grades of :data:`EXP2_GRADE_BOUND` (1024) or more, whose gain overflows
+    float64, raise :class:`~oltr.errors.InputError`.
+    """
+    rel = np.asarray(relevance)
+    if rel.size and rel.max() >= EXP2_GRADE_BOUND:
+        raise InputError(
+            f"grade {rel.max()} is too large for the exponential gain 2^g − 1: it overflows "
+            f"float64 from g = {EXP2_GRADE_BOUND:.0f} on; rescale the grades or use linear_gain"
+        )
     return np.exp2(relevance) - 1.0
+
+
+def _check_gain_sum(values: Array, what: str, lists: _Lists) -> Array:
+    """``values`` (sums of gains), refused with an InputError where a sum overflowed float64.
+
+    Each gain may be finite while their discounted sum is not: a list's DCG with
+    ``2^g − 1`` stays finite only while ``Σ_i D(i)·(2^{g_i} − 1) < 2^1024``.
+    """
+    if np.isfinite(values).all():
+        return values
+    top = lists.rel0.max(initial=0.0, where=lists.mask0)
+    raise InputError(
+        f"the {what} of grades up to {top} overflows float64: the discounted sum of gains "
+        f"must stay below 2^{EXP2_GRADE_BOUND:.0f} (about 1.8e308); rescale the grades or use "
+        "linear_gain"
+    )
 
 
 def linear_gain(relevance: Array) -> Array:

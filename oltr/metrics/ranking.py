@@ -7,9 +7,12 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oltr.errors import InputError
 from oltr.metrics.lists import (
+    EXP2_GRADE_BOUND,
     Array,
     Value,
+    _check_gain_sum,
     _check_k,
     _done,
     _prepare,
@@ -29,7 +32,8 @@ def _dcg_sorted(
     discount: Callable[[Array], Array],
 ) -> Array:
     d = discount(np.maximum(pos, 1).astype(np.float64))  # max(.,1): padded slots before item 1
-    out: Array = np.sum(np.where(take, gains * d, 0.0), axis=-1)
+    with np.errstate(over="ignore"):  # a sum beyond float64 is refused by _check_gain_sum
+        out: Array = np.sum(np.where(take, gains * d, 0.0), axis=-1)
     return out
 
 
@@ -70,7 +74,8 @@ def dcg(
     """
     lists = _prepare(relevance, order, mask, validate)
     k = _check_k(k)
-    return _done(_dcg_sorted(gain(lists.rel), _top(lists, k), lists.pos, discount))
+    out = _dcg_sorted(gain(lists.rel), _top(lists, k), lists.pos, discount)
+    return _done(_check_gain_sum(out, "DCG", lists))
 
 
 def ndcg(
@@ -113,6 +118,7 @@ def ndcg(
     pos = np.broadcast_to(np.arange(1, ideal.shape[-1] + 1), ideal.shape)
     take = (pos <= np.minimum(n_real, k)) if k else (pos <= n_real)
     z = _dcg_sorted(np.where(take, ideal, 0.0), take, pos, discount)
+    _check_gain_sum(z, "ideal DCG", lists)  # the largest DCG: if it is finite, so is num
     return _done(_ratio(num, z, no_relevant))
 
 
@@ -230,6 +236,11 @@ def err(
     elif not np.isfinite(max_grade) or max_grade < top:
         raise ValueError(
             f"max_grade must be finite and >= the largest grade {top}, got {max_grade}"
+        )
+    if max_grade >= EXP2_GRADE_BOUND:
+        raise InputError(
+            f"max_grade {max_grade} is too large for ERR's 2^g: it overflows float64 from "
+            f"g = {EXP2_GRADE_BOUND:.0f} on; rescale the grades"
         )
     stop = np.where(_top(lists, k), (np.exp2(lists.rel) - 1.0) / np.exp2(max_grade), 0.0)
     go_on = np.cumprod(1.0 - stop, axis=-1)

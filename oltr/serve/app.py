@@ -32,7 +32,9 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
+from oltr.errors import InputError
 from oltr.serve.bodies import (
     ErrorBody,
     FeedbackRequest,
@@ -42,6 +44,7 @@ from oltr.serve.bodies import (
     RankerList,
     RankRequest,
     RankResponse,
+    ValidationErrorBody,
 )
 from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
@@ -142,6 +145,8 @@ class _Gate:
 
         try:
             await self._guarded(scope, receive, send_status)
+        except ClientDisconnect:  # gone mid-body: no one to answer, nothing wrong here
+            status[0] = 499
         finally:
             route = getattr(scope.get("route"), "path", "unmatched")
             self.metrics.observe(route, scope["method"], status[0], time.perf_counter() - start)
@@ -212,6 +217,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     )
     app.state.rankers, app.state.store, app.state.metrics = rankers, store, metrics
     app.add_exception_handler(RequestError, _request_error)  # type: ignore[arg-type]
+    app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     _routes(app, rankers, settings, metrics)
 
     app.add_middleware(_Gate, settings=settings, metrics=metrics)
@@ -222,8 +228,22 @@ async def _request_error(_: Request, exc: RequestError) -> JSONResponse:
     return _error(exc.status, str(exc))
 
 
+async def _input_error(_: Request, exc: InputError) -> JSONResponse:
+    # A learner refusing what a request gave it (a grade its gain cannot hold, say); the
+    # ranker has already restored its state from before the request.
+    return _error(422, str(exc))
+
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 404, 409, 410, 413, 422)
+    **{code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413)},
+    422: {"model": ValidationErrorBody},
+}
+_METRICS_TEXT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the metrics in Prometheus' text format",
+        "content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}},
+    },
+    401: {"model": ErrorBody},
 }
 
 
@@ -235,7 +255,7 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=Response, responses=_METRICS_TEXT)
     def prometheus() -> Response:
         metrics.rankers.set(len(list(rankers)))
         commits, writes = rankers.store.commits
@@ -247,7 +267,11 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
     def list_rankers() -> RankerList:
         return RankerList(rankers=[RankerInfo(**r.describe()) for r in rankers])
 
-    @app.put("/rankers/{name}", status_code=201, responses=_ERRORS)
+    same: dict[int | str, dict[str, Any]] = {
+        200: {"model": RankerInfo, "description": "the same definition was there already"}
+    }
+
+    @app.put("/rankers/{name}", status_code=201, responses={**_ERRORS, **same})
     def put_ranker(name: str, body: RankerIn, response: Response) -> RankerInfo:
         if not name or len(name) > 200:
             raise RequestError("a ranker name has 1 to 200 characters")
@@ -317,19 +341,27 @@ async def _parse(request: Request, model: type[_Body]) -> _Body:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        bad = {
-            "type": "json_invalid",
-            "loc": ("body", exc.pos),
-            "msg": "JSON decode error",
-            "input": {},
-            "ctx": {"error": exc.msg},
-        }
-        raise RequestValidationError([bad]) from None
+        raise _json_invalid(exc.pos, exc.msg) from None
+    except UnicodeDecodeError as exc:
+        raise _json_invalid(exc.start, f"the body is not UTF-8: {exc.reason}") from None
+    except RecursionError:
+        raise _json_invalid(0, "the body nests too deep") from None
     try:
         return model.model_validate(data, from_attributes=True)  # as FastAPI validates a body
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
         raise RequestValidationError(errors) from None
+
+
+def _json_invalid(pos: int, error: str) -> RequestValidationError:
+    bad = {
+        "type": "json_invalid",
+        "loc": ("body", pos),
+        "msg": "JSON decode error",
+        "input": {},
+        "ctx": {"error": error},
+    }
+    return RequestValidationError([bad])
 
 
 async def _apply(ranker: Ranker, step: Callable[[], tuple[dict[str, Any], Future[int]]]) -> Any:

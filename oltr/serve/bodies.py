@@ -1,13 +1,21 @@
-"""Request and response bodies of the HTTP API (pydantic); field names are the contract."""
+"""Request and response bodies of the HTTP API (pydantic); field names are the contract.
+
+Request bodies are strict: a number is a JSON number (an integer is accepted
+where a real is meant), never a boolean or a numeric string; an integer field
+takes only a JSON integer. Non-finite reals (the ``NaN`` and ``Infinity``
+literals some encoders write, or a literal too large for a float64) pass the
+parser and are refused by the checks of the route, which name the field.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ErrorBody",
+    "FieldError",
     "FeedbackRequest",
     "FeedbackResponse",
     "RankRequest",
@@ -15,11 +23,12 @@ __all__ = [
     "RankerIn",
     "RankerInfo",
     "RankerList",
+    "ValidationErrorBody",
 ]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RankerIn(_Strict):
@@ -54,8 +63,8 @@ class FeedbackRequest(_Strict):
 
     impression: str
     labels: list[float] | None = Field(None, description="grades of the top shown, in order")
-    chosen: list[StrictInt] | None = Field(None, description="indices of the chosen items")
-    clicks: list[StrictInt] | None = Field(None, description="clicked positions (duels)")
+    chosen: list[int] | None = Field(None, description="indices of the chosen items")
+    clicks: list[int] | None = Field(None, description="clicked positions (duels)")
 
 
 class FeedbackResponse(BaseModel):
@@ -84,6 +93,23 @@ class RankerList(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """Every 4xx answer: what is wrong."""
+    """A 4xx answer (but 422): what is wrong, in words."""
 
     detail: str
+
+
+class FieldError(BaseModel):
+    """One located error of a body that does not parse or has the wrong shape or types."""
+
+    type: str = Field(description="kind of error, e.g. 'json_invalid', 'float_type', 'missing'")
+    loc: list[str | int] = Field(description="where: 'body', then field names and list indices")
+    msg: str
+    input: Any = None
+    ctx: dict[str, Any] | None = None
+
+
+class ValidationErrorBody(BaseModel):
+    """A 422 answer: a list of located errors when the body does not parse or has the wrong
+    shape or types; a sentence when its values do not fit the ranker."""
+
+    detail: str | list[FieldError]

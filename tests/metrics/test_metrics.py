@@ -523,6 +523,54 @@ def test_bad_input_is_rejected_with_a_clear_message(func, args, kwargs, error, m
         func(*args, **kwargs)
 
 
+BELOW_BOUND = float(np.nextafter(1024.0, 0.0))  # the largest float64 grade with a finite 2^g
+
+
+def test_exp2_gain_bound_is_float64s_max_exponent():
+    from oltr.errors import InputError
+    from oltr.metrics.lists import EXP2_GRADE_BOUND, exp2_gain
+
+    assert EXP2_GRADE_BOUND == 1024.0 and np.finfo(np.float64).max == (2 - 2.0**-52) * 2.0**1023
+    # at the bound: the grade just below it has a finite gain (within 2^-40 of the largest
+    # float64), the bound itself none
+    gain = exp2_gain(np.array([BELOW_BOUND]))[0]
+    assert np.isfinite(gain) and gain > np.finfo(np.float64).max * (1 - 2.0**-40)
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.exp2(EXP2_GRADE_BOUND))
+    with pytest.raises(InputError, match="grade 1024.0 is too large .* from g = 1024"):
+        exp2_gain(np.array([0.0, EXP2_GRADE_BOUND]))
+
+
+@pytest.mark.parametrize(
+    ("func", "grades", "message"),
+    [
+        (ndcg, [2000, 1, 0], "grade 2000.0 is too large for the exponential gain"),
+        (get_measure("ndcg"), [2000, 1, 0], "grade 2000.0 is too large"),
+        (dcg, [1100, 0, 0], "grade 1100.0 is too large"),
+        (dcg, [1024, 0, 0], "grade 1024.0 is too large"),
+        # each gain finite, their discounted sum not: 2^1023.5 (1 + 1/log2 3) > 2^1024
+        (dcg, [1023.5, 1023.5, 0], "DCG of grades up to 1023.5 overflows float64"),
+        (ndcg, [1023.5, 0, 1023.5], "ideal DCG of grades up to 1023.5 overflows"),
+        (err, [1024, 1, 0], "max_grade 1024.0 is too large for ERR"),
+    ],
+)
+def test_grades_beyond_the_exp2_bound_raise_instead_of_inf_or_nan(func, grades, message):
+    from oltr.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        func(np.array(grades, dtype=np.float64), np.array([0, 1, 2]))
+
+
+def test_grades_just_below_the_exp2_bound_give_finite_measures():
+    rel, order = np.array([BELOW_BOUND, 0.0, 0.0]), np.array([0, 1, 2])
+    assert dcg(rel, order) == np.exp2(BELOW_BOUND) - 1.0  # one gain, discount 1
+    assert ndcg(rel, order) == 1.0
+    assert ndcg(rel, np.array([1, 0, 2])) == pytest.approx(1 / np.log2(3), rel=1e-15)
+    # the largest two-item DCG that fits: 2^g (1 + 1/log2 3) just below 2^1024
+    g = 1024 - np.log2(1 + 1 / np.log2(3)) - 1e-9
+    assert np.isfinite(dcg(np.array([g, g, 0.0]), order))
+
+
 def test_error_names_the_bad_position():
     rel = np.array([[0, 1, 2], [1, -3, 0]])
     with pytest.raises(ValueError, match=re.escape("(1, 1)")):

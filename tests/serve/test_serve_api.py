@@ -65,6 +65,14 @@ def test_put_is_idempotent_and_conflicts_on_another_definition(client: TestClien
         ({**RTOPK, "params": {"surrogate": "ranksvm", "gamma": 0.3, "eta": 0.1}}, "k >= 2"),
         ({**RTOPK, "n_features": None}, "one of n_features"),
         ({**RTOPK, "n_features": None, "n_items": 5}, "give n_features"),
+        # JSON numbers only where numbers are meant, integers where integers are
+        ({**RTOPK, "seed": "1"}, "'int_type', 'loc': ['body', 'seed']"),
+        ({**RTOPK, "seed": 1.0}, "'int_type', 'loc': ['body', 'seed']"),
+        ({**RTOPK, "n_features": True}, "'int_type', 'loc': ['body', 'n_features']"),
+        ({**RTOPK, "horizon": "100"}, "'int_type', 'loc': ['body', 'horizon']"),
+        ({**RTOPK, "learner": 1}, "'string_type', 'loc': ['body', 'learner']"),
+        ({**RTOPK, "feedback_params": {"k": True}}, "k must be an int >= 1, got bool"),
+        ({**RTOPK, "params": {"surrogate": "squared", "eta": True}}, "eta must be a number"),
     ],
 )
 def test_bad_definitions_get_422_with_the_reason(
@@ -73,7 +81,7 @@ def test_bad_definitions_get_422_with_the_reason(
     if "k >= 2" in message:
         body = {**body, "feedback_params": {"k": 1}}
     resp = client.put("/rankers/other", json=body)
-    assert resp.status_code == 422 and message in resp.json()["detail"], resp.text
+    assert resp.status_code == 422 and message in str(resp.json()["detail"]), resp.text
     assert client.get("/rankers/other").status_code == 404
 
 
@@ -106,6 +114,24 @@ BAD_INPUTS: list[tuple[str, str, Any, int, str]] = [
     ("feedback", "json", {"impression": "nope", "labels": [1]}, 404, "no impression 'nope'"),
     ("feedback", "json", {"impression": "DONE", "labels": [1]}, 409, "already has"),
     ("feedback", "json", {"labels": [1]}, 422, "impression"),
+    # JSON numbers only where numbers are meant: no booleans, no numeric strings
+    ("rank", "json", {"features": [[True, False, 1, 1]]}, 422, "'loc': ['body', 'features', 0, 0]"),
+    ("rank", "json", {"features": [["1", "2", "3", "4"]]}, 422, "'float_type'"),
+    ("rank", "json", {"features": [[1, 2, 3, 4], [1, 2, 3, "4"]]}, 422, "'features', 1, 3]"),
+    ("feedback", "json", {"impression": "PENDING", "labels": [True]}, 422, "'labels', 0]"),
+    ("feedback", "json", {"impression": "PENDING", "labels": ["1"]}, 422, "'float_type'"),
+    ("feedback", "json", {"impression": 1, "labels": [1]}, 422, "'string_type'"),
+    ("feedback", "json", {"impression": "PENDING", "chosen": [True]}, 422, "'chosen', 0]"),
+    # non-finite literals the parser takes are refused by the checks, naming the cell
+    ("rank", "raw", '{"features": [[1, 2, 3, -Infinity]]}', 422, "features[0][3] is -inf"),
+    ("rank", "raw", '{"features": [[1e400, 1, 2, 3]]}', 422, "features[0][0] is inf"),
+    # bodies that do not parse: 422, never a 5xx
+    ("rank", "raw", b'{"features": [[1, 2, 3, \xff]]}', 422, "not UTF-8"),
+    ("rank", "raw", b"\xff\xfe{", 422, "not UTF-8"),
+    ("rank", "raw", "[" * 19_000, 422, "nests too deep"),
+    ("feedback", "raw", '{"impression": ' * 1_200, 422, "nests too deep"),
+    ("rank", "raw", '{"features": [[1, 2, 3, 4]', 422, "JSON"),
+    ("feedback", "raw", '{"impression": "x", "labels": [1', 422, "JSON"),
     ("unknown", "json", {"features": [[1.0] * D]}, 404, "no ranker named 'unknown'"),
 ]
 
