@@ -16,6 +16,7 @@ __all__ = [
     "ConfigFileError",
     "DataFormatError",
     "InputError",
+    "MemoryLimitError",
     "NumericalError",
     "OltrError",
     "RunFailedError",
@@ -34,6 +35,10 @@ class InputError(OltrError, ValueError):
     """A bad argument or value (a shape, a range, an unknown name)."""
 
     exit_code = 2
+
+
+class MemoryLimitError(InputError, MemoryError):
+    """A size that would need more memory than the machine has, refused before allocating."""
 
 
 class DataFormatError(OltrError, ValueError):

@@ -6,23 +6,28 @@ argument and the value it got.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.errors import InputError
+from oltr.errors import InputError, MemoryLimitError
 
 __all__ = [
     "check_choice",
     "check_feature_columns",
+    "check_memory",
     "check_n_runs",
     "check_orders",
     "check_orders_shape",
     "check_scalar",
     "finite_features",
     "non_finite_features",
+    "not_a_file",
+    "physical_memory",
     "require_features",
 ]
 
@@ -192,3 +197,65 @@ def finite_features(
         row, col = (int(v) for v in np.argwhere(~np.isfinite(x))[0])
         raise non_finite_features(owner, t, x, row, col)
     return x
+
+
+def physical_memory() -> int | None:
+    """Bytes of physical memory of this machine, or None where the system does not say."""
+    try:
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system
+        return None
+    return pages * page_size if pages > 0 and page_size > 0 else None
+
+
+def _size(n_bytes: int) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes:,} bytes"
+
+
+def check_memory(n_bytes: int, what: str) -> None:
+    """Refuse, before allocating it, ``what`` when its ``n_bytes`` exceed the machine's memory.
+
+    ``what`` names the setting that asks and what it asks for; the message adds
+    both sizes. No check where the system does not say how much memory it has.
+
+    >>> check_memory(8 * 2**70, "n_items=2**70: an array")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    oltr.errors.MemoryLimitError: n_items=2**70: an array asks for 8,589,934,592.0 TiB, more ...
+    """
+    limit = physical_memory()
+    if limit is not None and n_bytes > limit:
+        raise MemoryLimitError(
+            f"{what} asks for {_size(n_bytes)}, more than this machine's memory "
+            f"({_size(limit)}); ask for less"
+        )
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be read as a file, or None for a regular file.
+
+    Found with ``stat`` alone, so a FIFO is named without being opened (opening
+    one would block until something writes to it).
+
+    >>> not_a_file(".")
+    'is a folder, not a file'
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such file"
+    except PermissionError:
+        return "cannot be reached (permission denied)"
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        )
+        return f"is not a regular file ({kind})"
+    return None

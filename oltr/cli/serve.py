@@ -87,6 +87,23 @@ def serve(
     timeout_graceful_shutdown: Annotated[
         int, typer.Option(help="Seconds a stopping server waits for requests in progress.")
     ] = 30,
+    max_cells: Annotated[
+        int,
+        typer.Option(help="Most rows x features in one rank request (8 bytes each in memory)."),
+    ] = 1_000_000,
+    max_items: Annotated[
+        int, typer.Option(help="Largest n_items of a ranker's definition (a fixed item set).")
+    ] = 10_000,
+    max_features: Annotated[
+        int, typer.Option(help="Largest n_features of a ranker's definition.")
+    ] = 100_000,
+    max_pending_bytes: Annotated[
+        int,
+        typer.Option(
+            help="Memory for pending impressions over all rankers; beyond it the oldest are "
+            "read back from the store when their feedback comes."
+        ),
+    ] = 64 << 20,
     check: Annotated[
         bool, typer.Option("--check", help="Verify --store (and replay its log), then exit.")
     ] = False,
@@ -104,6 +121,7 @@ def serve(
             raise_open_files_limit,
             uvicorn_config,
         )
+        from oltr.serve.limits import Limits
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in WEB_STACK:
             raise
@@ -126,6 +144,12 @@ def serve(
             snapshot_every=snapshot_every,
             max_body=max_body,
             synchronous=sync,
+            limits=Limits(
+                max_cells=max_cells,
+                max_items=max_items,
+                max_features=max_features,
+                max_pending_bytes=max_pending_bytes,
+            ),
         )
         app = create_app(settings)
     except OltrError:

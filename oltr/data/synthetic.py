@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from oltr.data.dataset import LetorDataset, _read_only, normalize_per_query
 from oltr.random import RNGLike, as_rng
+from oltr.validation import check_memory
 
 __all__ = ["GRADE_RATIO", "NONLINEARITY", "QUERY_SPREAD", "SyntheticLetor", "synthetic_letor"]
 
@@ -167,12 +168,38 @@ def synthetic_letor(
     max_docs = _check_int(max_docs, "max_docs", min_docs)
     if not np.isfinite(noise) or noise < 0:
         raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
-    rng = as_rng(rng)
+    # Refused before allocating: the lists' lengths, the mixing matrix and its draws.
+    check_memory(32 * n_queries, f"n_queries={n_queries} (the lengths of {n_queries} lists)")
+    check_memory(
+        16 * n_features**2, f"n_features={n_features} (a {n_features} x {n_features} mixing matrix)"
+    )
+    # One BLAS thread: a multi-threaded matrix product sums in an order that depends on the
+    # thread count, and the data set must be the same bit for bit on every machine.
+    from threadpoolctl import threadpool_limits
 
+    with threadpool_limits(1, user_api="blas"):
+        return _draw(n_queries, n_features, max_grade, min_docs, max_docs, noise, as_rng(rng))
+
+
+def _draw(
+    n_queries: int,
+    n_features: int,
+    max_grade: int,
+    min_docs: int,
+    max_docs: int,
+    noise: float,
+    rng: np.random.Generator,
+) -> SyntheticLetor:
+    """The draws of :func:`synthetic_letor`, its arguments checked."""
     lengths = _list_lengths(n_queries, min_docs, max_docs, rng)
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     n_docs = int(offsets[-1])
+    # The draws, the mixed features and their normalised copy, each n_docs x n_features.
+    check_memory(
+        16 * n_features**2 + 24 * n_docs * n_features,
+        f"n_features={n_features} ({n_docs} documents x {n_features} features)",
+    )
 
     mixing = np.eye(n_features) + rng.normal(
         0.0, 0.5 / np.sqrt(n_features), (n_features, n_features)

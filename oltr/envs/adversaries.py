@@ -39,7 +39,7 @@ from oltr.feedback import FeedbackModel
 from oltr.metrics import resolve_measures
 from oltr.registry import register_env
 from oltr.types import Context, FloatArray
-from oltr.validation import check_choice, check_scalar
+from oltr.validation import check_choice, check_scalar, not_a_file
 
 __all__ = ["FILE_FORMATS", "FIXTURES", "CT15SimulationEnv", "RelevanceFileEnv", "read_relevance"]
 
@@ -301,8 +301,9 @@ def read_relevance(path: str | Path, *, file_format: str | None = None) -> Float
             f"{', '.join(FILE_FORMATS)} or pass file_format"
         )
     check_choice(fmt, "file_format", ("csv", "npy", "parquet"))
-    if not p.is_file():
-        raise ValueError(f"{p}: no such file")
+    why = not_a_file(p)
+    if why is not None:  # a folder or a FIFO is named as such, never opened
+        raise ValueError(f"{p}: {why}")
     return {"csv": _read_csv, "npy": _read_npy, "parquet": _read_parquet}[fmt](p)
 
 

@@ -54,10 +54,13 @@ from oltr.feedback import Feedback, FeedbackModel
 from oltr.metrics import resolve_measures
 from oltr.random import RNGLike, as_rng
 from oltr.types import Configurable, Context, FloatArray, Orders, RunGenerators, read_only
+from oltr.validation import check_memory
 
 __all__ = [
+    "BLOCK_CELL_BYTES",
     "MAX_ENUMERATION_CELLS",
     "MAX_ENUMERATION_ITEMS",
+    "check_block_memory",
     "SEPARABLE_MEASURES",
     "Environment",
     "hindsight_comparator",
@@ -205,6 +208,28 @@ class Environment(Configurable, ABC):
 
 
 # ---------------------------------------------------------------------------
+# blocks of rounds drawn at once
+
+#: Bytes per round and item of a block of rounds drawn at once: the uniform or Gumbel draws
+#: (float64), the comparison or sort that uses them, and the int64 block they make.
+BLOCK_CELL_BYTES = 24
+
+
+def check_block_memory(
+    n_items: int, block: int, cell_bytes: int = BLOCK_CELL_BYTES, also: str = ""
+) -> None:
+    """Refuse, before any round is drawn, ``n_items`` whose blocks of rounds exceed memory.
+
+    ``also`` names another setting that enlarges a cell (``cell_bytes``).
+    Raises :class:`oltr.errors.MemoryLimitError` (a ``ValueError``) naming ``n_items``.
+    """
+    check_memory(
+        block * n_items * cell_bytes,
+        f"n_items={n_items}{also} (rounds are drawn {block} at a time, {block} x {n_items} values)",
+    )
+
+
+# ---------------------------------------------------------------------------
 # best fixed order in hindsight
 
 
@@ -322,6 +347,8 @@ def hindsight_comparator(
     >>> hindsight_comparator(r, "precision@1", [1, 2, 3]).tolist()  # item 0 on top throughout
     [1.0, 2.0, 2.0]
     """
+    from threadpoolctl import threadpool_limits
+
     from oltr.metrics import get_measure
 
     rel = np.asarray(relevance, dtype=np.float64)
@@ -332,8 +359,11 @@ def hindsight_comparator(
     meas = get_measure(measure)
     cp = _check_checkpoints(checkpoints, rel.shape[0])
     binary = bool(np.isin(rel, (0.0, 1.0)).all())
-    if meas.name in SEPARABLE_MEASURES or (meas.name == "pairwise" and binary):
-        out = _separable(meas, rel, cp)
-        if out is not None:
-            return out
-    return _enumerated(meas, rel, cp)
+    # One BLAS thread: a multi-threaded matrix product sums in an order that depends on
+    # the thread count, and the comparator must be equal bit for bit on every machine.
+    with threadpool_limits(1, user_api="blas"):
+        if meas.name in SEPARABLE_MEASURES or (meas.name == "pairwise" and binary):
+            out = _separable(meas, rel, cp)
+            if out is not None:
+                return out
+        return _enumerated(meas, rel, cp)

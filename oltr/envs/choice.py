@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.envs.base import Environment, hindsight_comparator
+from oltr.envs.base import Environment, check_block_memory, hindsight_comparator
 from oltr.feedback import FeedbackModel
 from oltr.metrics import resolve_measures
 from oltr.permutations import plackett_luce, ranks_from_order
@@ -179,6 +179,7 @@ class ChoiceEnv(_ObliviousSequence):
     ) -> None:
         super().__init__(feedback=feedback)
         check_scalar(n_items, "n_items", low=2, integer=True)
+        check_block_memory(n_items, BLOCK)
         check_scalar(n_chosen, "n_chosen", low=1, high=n_items - 1, integer=True)
         check_choice(kind, "kind", ("uniform", "zipf", "cyclic"))
         check_scalar(skew, "skew", low=0, include_low=False)
@@ -265,6 +266,7 @@ class RankAggregationEnv(_ObliviousSequence):
     ) -> None:
         super().__init__(feedback=feedback)
         check_scalar(n_items, "n_items", low=2, integer=True)
+        check_block_memory(n_items, BLOCK)
         check_choice(kind, "kind", ("uniform", "plackett-luce"))
         check_scalar(concentration, "concentration", low=0, include_low=False)
         self.n_items = n_items

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oltr.envs.base import Environment, hindsight_comparator
+from oltr.envs.base import BLOCK_CELL_BYTES, Environment, check_block_memory, hindsight_comparator
 from oltr.feedback import FeedbackModel
 from oltr.metrics import resolve_measures
 from oltr.registry import register_env
@@ -135,6 +135,12 @@ class FixedItemsEnv(Environment):
         else:
             m = check_scalar(n_items, "n_items", low=1, integer=True)
         self._m = int(m)
+        if self._explicit is None:  # the draws of a graded block hold max_grade floats per cell
+            graded = kind == "graded"
+            extra, also = (
+                (9 * int(max_grade), f" with max_grade={max_grade}") if graded else (0, "")
+            )
+            check_block_memory(self._m, BLOCK, BLOCK_CELL_BYTES + extra, also)
         check_scalar(n_chosen, "n_chosen", low=1, high=self._m, integer=True)
         self._probs = None if probs is None else _check_probs(probs, self._m)
         if kind == "choice" and self._probs is not None and (self._probs > 0).sum() < n_chosen:

@@ -34,7 +34,7 @@ from oltr.envs.base import Environment
 from oltr.feedback import FeedbackModel
 from oltr.registry import register_env
 from oltr.types import Context
-from oltr.validation import check_choice, check_scalar
+from oltr.validation import check_choice, check_scalar, not_a_file
 
 __all__ = ["LetorStreamEnv"]
 
@@ -105,8 +105,9 @@ class LetorStreamEnv(Environment):
             if value is not None:
                 if not isinstance(value, str | Path):
                     raise TypeError(f"{name} must be a path string, got {type(value).__name__}")
-                if not Path(value).is_file():
-                    raise ValueError(f"{name}: no such file: {value}")
+                why = not_a_file(value)
+                if why is not None:  # a folder or a FIFO is named as such, never opened
+                    raise ValueError(f"{name}: {why}: {value}")
         if path is not None and dataset is not None:
             raise ValueError("give either path or dataset, not both")
         if dataset is not None:

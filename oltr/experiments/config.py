@@ -77,7 +77,8 @@ malformed line is reported as ``file:line``. Every problem is reported at
 once, each prefixed with the key it concerns, e.g.
 ``learners[1].params: eta must be > 0, got -1``; every problem of a learner
 setting too, not only the first (:func:`oltr.build.learner_problems`).
-A file that is not UTF-8 is reported with the byte offset of the first bad byte.
+A file that is not UTF-8 is reported with the byte offset of the first bad byte; a
+leading UTF-8 byte-order mark is dropped; a folder or a FIFO is named as such, unopened.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ from oltr.experiments.datacheck import check_env_data, check_heldout_data
 from oltr.experiments.datapaths import _resolve_data_paths
 from oltr.experiments.grid import checkpoint_schedule, expand_grid
 from oltr.experiments.runner import RunSetSpec, check_heldout
-from oltr.experiments.schema import ConfigError, ConfigModel, _describe
+from oltr.experiments.schema import ConfigError, ConfigModel, _describe, read_config_text
 from oltr.experiments.storage import run_set_id
 from oltr.metrics import get_measure
 from oltr.types import Context
@@ -171,20 +172,7 @@ def load_config(path: str | Path, *, size: str | None = None) -> Experiment:
     """
     path = Path(path)
     source = str(path)
-    if not path.is_file():
-        raise ConfigError(source, ["file not found"])
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib would raise this untyped
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(
-            source,
-            [
-                f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} "
-                f"(line {line}) cannot be decoded ({exc.reason}); save the file as UTF-8"
-            ],
-        ) from None
+    text = read_config_text(path)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:  # its message carries line and column

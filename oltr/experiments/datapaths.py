@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from oltr.validation import not_a_file
+
 __all__ = ["DATA_PREFIX", "data_root"]
 
 
@@ -53,7 +55,10 @@ def _resolve_data_paths(
             problems.append(f"{where}.{key}: a data file path must be a string, got {value!r}")
             continue
         resolved, rule = _resolve_one(value, base)
-        if not resolved.exists():
+        why = not_a_file(resolved)
+        if why == "no such file":
             problems.append(f"{where}.{key}: data file not found: {resolved} ({rule})")
+        elif why is not None:  # a folder or a FIFO: named, never opened
+            problems.append(f"{where}.{key}: {resolved} {why}")
         out[key] = str(resolved)
     return out

@@ -348,6 +348,17 @@ def run_set(
     0  1          1.0              1.0                 0.0
     1  2          0.0              1.0                 0.0
     """
+    from threadpoolctl import threadpool_limits
+
+    # One BLAS thread, as in a sweep's workers: a multi-threaded matrix product sums in an
+    # order that depends on the thread count, and traces must be equal bit for bit.
+    with threadpool_limits(1, user_api="blas"):
+        return _run_set(spec, progress, validate)
+
+
+def _run_set(
+    spec: RunSetSpec, progress: Callable[[int], Any] | None, validate: bool
+) -> pd.DataFrame:
     if spec.streams != "per-run":
         return _run_batch(
             spec, spec.reps, child_rng(spec.seed, "env", spec.env), progress, validate

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from oltr.errors import ConfigFileError
+from oltr.validation import check_memory, not_a_file
 
 __all__ = [
+    "MAX_HORIZON",
     "ComponentSection",
     "ConfigError",
     "ConfigModel",
@@ -18,6 +22,7 @@ __all__ = [
     "HeldoutSection",
     "LearnerSection",
     "Schedule",
+    "read_config_text",
 ]
 
 
@@ -28,6 +33,43 @@ class ConfigError(ConfigFileError):
         self.source = source
         self.problems = list(problems)
         super().__init__(f"invalid experiment config {source}:\n  " + "\n  ".join(self.problems))
+
+
+#: The largest horizon: rounds are counted, and averages divided by them, in float64,
+#: which holds every integer up to 2**53 exactly.
+MAX_HORIZON = 2**53
+
+#: Bytes a checkpoint takes in the schedule (a Python int in a tuple) besides its trace rows.
+_CHECKPOINT_BYTES = 40
+
+
+def read_config_text(path: Path) -> str:
+    """The text of a config file: UTF-8, a leading byte-order mark dropped.
+
+    A path that is not a regular file (a folder, a FIFO) is refused without
+    opening it, and bytes that are not UTF-8 are named by their offset.
+    """
+    source = str(path)
+    why = not_a_file(path)
+    if why is not None:
+        raise ConfigError(source, ["file not found" if why == "no such file" else why])
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(source, [f"cannot be read ({exc.strerror or exc})"]) from None
+    skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return raw[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib would raise this untyped
+        start = exc.start + skip
+        line = raw.count(b"\n", 0, start) + 1
+        raise ConfigError(
+            source,
+            [
+                f"not UTF-8 text: byte 0x{raw[start]:02x} at byte offset {start} "
+                f"(line {line}) cannot be decoded ({exc.reason}); save the file as UTF-8"
+            ],
+        ) from None
 
 
 class _Strict(BaseModel):
@@ -56,7 +98,7 @@ class ExperimentSection(_Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
     seed: int | None = Field(default=None, ge=0)
-    horizon: int = Field(ge=1)
+    horizon: int = Field(ge=1, le=MAX_HORIZON)
     reps: int = Field(ge=1)
     measures: list[str] = Field(min_length=1)
     schedule: Schedule = Schedule(log=100)
@@ -66,6 +108,21 @@ class ExperimentSection(_Strict):
     online_discount: float | None = Field(default=None, gt=0.0, le=1.0)
     no_relevant: float | None = None
     streams: Literal["shared", "per-run"] | None = None
+
+    @model_validator(mode="after")
+    def _schedule_fits(self) -> ExperimentSection:
+        # Refused before the schedule is built: its checkpoints and one run set's trace
+        # (a row per checkpoint and repetition; rep, t and four columns per measure).
+        every, log = self.schedule.every, self.schedule.log
+        n_cp = -(-self.horizon // every) if every is not None else min(log or 1, self.horizon)
+        rows = n_cp * (self.batch_size or self.reps)
+        asked = n_cp * _CHECKPOINT_BYTES + rows * (2 + 4 * len(self.measures)) * 8
+        key = f"schedule.every = {every}" if every is not None else f"schedule.log = {log}"
+        check_memory(
+            asked,
+            f"{key} over horizon {self.horizon} ({n_cp} checkpoints, a trace of {rows} rows)",
+        )
+        return self
 
 
 class ComponentSection(_Strict):

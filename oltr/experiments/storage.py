@@ -21,7 +21,10 @@ The Parquet file also carries the JSON record in its schema metadata (key
 records the trace file's size and SHA-256 (``trace_file``); a trace whose bytes
 no longer match (truncated, overwritten, a damaged footer) does not count as
 finished: a sweep recomputes it, and reading it raises a
-:class:`~oltr.errors.StorageError` naming the file.
+:class:`~oltr.errors.StorageError` naming the file. So does a trace whose sidecar is
+damaged (not JSON, not a record, a broken checksum entry): the checksum that vouched
+for the trace is lost, and a recomputed run set is the same bit for bit, whereas a
+sidecar rewritten from the trace would vouch for bytes nobody checked.
 """
 
 from __future__ import annotations
@@ -111,10 +114,13 @@ def _digest(path: Path) -> str:
 def _check(trace: Path) -> str | None:
     """None when ``trace`` is intact, else why not (size, checksum or footer)."""
     sidecar = trace.with_suffix(".json")
-    try:
-        expected = json.loads(sidecar.read_text(encoding="utf-8")).get("trace_file")
-    except (OSError, ValueError):
-        expected = None
+    expected = None
+    if sidecar.exists():  # a trace is self-describing: without a sidecar its footer is checked
+        record, why = _read_record(sidecar)
+        if why is not None:
+            # The checksum that vouches for the trace is lost: recompute rather than trust it.
+            return f"its record {sidecar.name} is damaged ({why}), so the trace cannot be checked"
+        expected = record.get("trace_file")
     if expected is not None:
         size = trace.stat().st_size
         if size != expected["size"]:
@@ -127,6 +133,26 @@ def _check(trace: Path) -> str | None:
     except (OSError, pa.ArrowException) as exc:
         return f"unreadable Parquet ({exc})"
     return None
+
+
+def _read_record(sidecar: Path) -> tuple[dict[str, Any], str | None]:
+    """A run set's JSON record, or why it cannot be read (its checksum entry included)."""
+    try:
+        record = json.loads(sidecar.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        return {}, f"not valid JSON at line {exc.lineno}: {exc.msg}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, str(exc)
+    if not isinstance(record, dict):
+        return {}, f"a JSON {type(record).__name__}, not an object"
+    entry = record.get("trace_file")
+    if entry is not None and not (
+        isinstance(entry, dict)
+        and isinstance(entry.get("size"), int)
+        and isinstance(entry.get("sha256"), str)
+    ):
+        return {}, "its trace_file entry is not a size and a SHA-256"
+    return record, None
 
 
 def clean_stale(results_dir: str | Path) -> list[Path]:

@@ -56,6 +56,7 @@ from oltr.learners._runs_minor_kernels import (
     scratch_shape,
     step_runs_minor,
 )
+from oltr.learners._step_bound import check_step
 from oltr.learners.base import FeedbackT, Learner
 from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -429,6 +430,7 @@ class LinearRanker(Learner[FeedbackT]):
         x = cache[3] if cache is not None and cache[0] == context.t else context.features
         x = np.ascontiguousarray(x, dtype=self._dtype)
         direction = np.ascontiguousarray(direction, dtype=self._dtype)
+        check_step(type(self).__name__, context.t, direction, x, self._sumsq, adaptive)
         n_averaged = float(self._n_averaged + 1)
         if runs_minor:
             if self._buffer.shape != weights.T.shape:

@@ -3,7 +3,9 @@
 The two routes on the hot path, ``rank`` and ``feedback``, are coroutines:
 they read the raw body and validate it in one pass of pydantic's JSON parser
 (no intermediate Python objects, no thread-pool hop), apply the request to its
-ranker under the ranker's lock on the event loop, and then await the commit of
+ranker under the ranker's lock on the event loop (or, for a request whose work
+grows with a large list or item set, in a worker thread, so that it never
+stalls other rankers' requests), and then await the commit of
 its write (the store's group commit, :mod:`oltr.serve.groupcommit`), so the
 event loop serves other requests while a commit is in flight and their writes
 can share it. The other routes are plain functions that FastAPI runs on its
@@ -33,6 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match, Route
 
 from oltr.errors import InputError
 from oltr.serve.bodies import (
@@ -46,6 +49,7 @@ from oltr.serve.bodies import (
     RankResponse,
     ValidationErrorBody,
 )
+from oltr.serve.limits import Limits
 from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
@@ -82,6 +86,9 @@ class ServeSettings:
         Largest request body in bytes (413 beyond).
     synchronous
         SQLite ``synchronous`` level, ``"FULL"`` or ``"NORMAL"`` (see :class:`Store`).
+    limits
+        Rows × features per request, ``n_items`` and ``n_features`` per definition,
+        bytes of pending impressions in memory (:class:`~oltr.serve.limits.Limits`).
     """
 
     store: str | Path = "oltr-serve.db"
@@ -90,6 +97,12 @@ class ServeSettings:
     snapshot_every: int = 100
     max_body: int = 1 << 20
     synchronous: str = "FULL"
+    limits: Limits = Limits()
+
+
+#: Items (fixed item sets) or rows × features (lists) from which a request's work runs in a
+#: worker thread rather than on the event loop.
+OFF_LOOP_FROM = 10_000
 
 
 def _refreeze(phase: str, info: dict[str, Any]) -> None:
@@ -194,7 +207,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     """The service app: opens (or creates) the store and restores every ranker."""
     store = Store(settings.store, synchronous=settings.synchronous)
     try:
-        rankers = Rankers(store, snapshot_every=settings.snapshot_every)
+        rankers = Rankers(store, snapshot_every=settings.snapshot_every, limits=settings.limits)
     except Exception as exc:
         store.close()
         if settings.snapshot_every < 1:
@@ -218,6 +231,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.state.rankers, app.state.store, app.state.metrics = rankers, store, metrics
     app.add_exception_handler(RequestError, _request_error)  # type: ignore[arg-type]
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
+    app.add_exception_handler(405, _method_not_allowed)
     _routes(app, rankers, settings, metrics)
 
     app.add_middleware(_Gate, settings=settings, metrics=metrics)
@@ -226,6 +240,17 @@ def create_app(settings: ServeSettings) -> FastAPI:
 
 async def _request_error(_: Request, exc: RequestError) -> JSONResponse:
     return _error(exc.status, str(exc))
+
+
+async def _method_not_allowed(request: Request, _: Exception) -> JSONResponse:
+    # Each method of a path is its own route; Starlette's 405 names only the first route's
+    # methods in ``Allow``: name those of every route of the path instead.
+    allowed: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, Route) and route.matches(request.scope)[0] != Match.NONE:
+            allowed |= route.methods or set()
+    headers = {"Allow": ", ".join(sorted(allowed))}
+    return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers=headers)
 
 
 async def _input_error(_: Request, exc: InputError) -> JSONResponse:
@@ -237,6 +262,19 @@ async def _input_error(_: Request, exc: InputError) -> JSONResponse:
 _ERRORS: dict[int | str, dict[str, Any]] = {
     **{code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413)},
     422: {"model": ValidationErrorBody},
+}
+# The feedback of an impression: an OpenAPI link from a rank's answer to its feedback route.
+_RANKED: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "the impression to send feedback for",
+        "links": {
+            "feedback": {
+                "operationId": "feedback_rankers__name__feedback_post",
+                "parameters": {"name": "$request.path.name"},
+                "requestBody": {"impression": "$response.body#/impression"},
+            }
+        },
+    }
 }
 _METRICS_TEXT: dict[int | str, dict[str, Any]] = {
     200: {
@@ -290,15 +328,20 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
 
     @app.post(
         "/rankers/{name}/rank",
-        responses=_ERRORS,
+        responses={**_ERRORS, **_RANKED},
         response_model=RankResponse,
         openapi_extra=_request_body(RankRequest),
     )
     async def rank(name: str, request: Request) -> Response:
         body = await _parse(request, RankRequest)
         ranker = rankers.get(name)
-        out = await _apply(ranker, lambda: ranker.rank_locked(body.features))
+        settings.limits.check_cells(body.features)
+        cells = sum(len(row) for row in body.features or ())
+        heavy = max(cells, ranker.definition.n_items or 0) >= OFF_LOOP_FROM
+        out = await _apply(ranker, lambda: ranker.rank_locked(body.features), heavy)
         metrics.impressions.labels(name).inc()
+        if heavy:  # the answer lists every item: encode it off the loop too
+            return await anyio.to_thread.run_sync(JSONResponse, out)
         return JSONResponse(out)
 
     @app.post(
@@ -312,7 +355,10 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
         payload = body.model_dump(exclude_none=True, exclude={"impression"})
         ranker = rankers.get(name)
         ttl = settings.impression_ttl
-        out = await _apply(ranker, lambda: ranker.feedback_locked(body.impression, payload, ttl))
+        heavy = (ranker.definition.n_items or 0) >= OFF_LOOP_FROM
+        out = await _apply(
+            ranker, lambda: ranker.feedback_locked(body.impression, payload, ttl), heavy
+        )
         metrics.rounds.labels(name).inc()
         return JSONResponse(FeedbackResponse(**out).model_dump())  # "outcome": null included
 
@@ -364,14 +410,25 @@ def _json_invalid(pos: int, error: str) -> RequestValidationError:
     return RequestValidationError([bad])
 
 
-async def _apply(ranker: Ranker, step: Callable[[], tuple[dict[str, Any], Future[int]]]) -> Any:
-    """Run ``step`` under the ranker's lock, then wait (off the lock) for its write's commit."""
+async def _apply(
+    ranker: Ranker, step: Callable[[], tuple[dict[str, Any], Future[int]]], heavy: bool = False
+) -> Any:
+    """Run ``step`` under the ranker's lock, then wait (off the lock) for its write's commit.
+
+    A ``heavy`` step runs in a worker thread, the lock held throughout: the ranker's
+    requests stay serialised, and submit their writes in the order they are applied,
+    while the event loop serves everything else.
+    """
     lock = ranker.lock
     if not lock.acquire(blocking=False):  # held by a thread-pool route: wait off the loop
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(lock.acquire)
     try:
-        answer, done = step()
+        if heavy:
+            with anyio.CancelScope(shield=True):  # an applied request is never abandoned
+                answer, done = await anyio.to_thread.run_sync(step)
+        else:
+            answer, done = step()
     finally:
         lock.release()
     # Shielded: a client that goes away must not cancel the write of an applied request.

@@ -30,6 +30,7 @@ import numpy as np
 from oltr.feedback import FeedbackModel
 from oltr.learners.base import Learner
 from oltr.serve.groupcommit import WriteGuard
+from oltr.serve.limits import ITEM_BYTES, Limits, PendingBudget
 from oltr.serve.protocol import (
     RankerDefinition,
     RequestError,
@@ -144,6 +145,10 @@ class Ranker:
     #: The latest impressions this process ranked that have no feedback yet, oldest first:
     #: most feedback comes soon after its list and needs no read of the store.
     _recent: OrderedDict[str, Impression] = field(default_factory=OrderedDict)
+    #: The bytes each of :attr:`_recent` is charged to :attr:`budget` with.
+    _sizes: dict[str, int] = field(default_factory=dict)
+    #: The memory of pending impressions, shared by every ranker of the service.
+    budget: PendingBudget = field(default_factory=lambda: PendingBudget(64 << 20))
 
     def rank(self, features: Any) -> dict[str, Any]:
         """Rank one list; log it; return the impression, the shown order and propensities."""
@@ -185,9 +190,7 @@ class Ranker:
         )
         done = self.store.submit_rank(imp, {}, self.guard)
         self.t = ctx.t
-        self._recent[imp.id] = imp
-        if len(self._recent) > RECENT_IMPRESSIONS:
-            self._recent.popitem(last=False)
+        self._keep(imp, orders.size + len(imp.shown))
         return {"impression": imp.id, "order": imp.shown, "propensities": props}, done
 
     def feedback(self, impression: str, body: dict[str, Any], ttl: float) -> dict[str, Any]:
@@ -208,7 +211,7 @@ class Ranker:
             self._swept = now
         if impression in self._answering:
             raise RequestError(f"impression {impression!r} already has its feedback", 409)
-        imp = self._recent.pop(impression, None) or self.store.impression(self.name, impression)
+        imp = self._forget(impression) or self.store.impression(self.name, impression)
         if imp is None:
             raise RequestError(f"ranker {self.name!r} has no impression {impression!r}", 404)
         if imp.status == "pending" and imp.created < now - ttl:
@@ -236,6 +239,27 @@ class Ranker:
         self._answering.add(impression)
         done.add_done_callback(lambda _: self._answering.discard(impression))
         return {"round": self.rounds, **credit}, done
+
+    def _keep(self, imp: Impression, entries: int) -> None:
+        """Hold ``imp`` for its feedback, within the count and the shared bytes budget."""
+        size = ITEM_BYTES * entries + (0 if imp.features is None else imp.features.nbytes)
+        self._recent[imp.id] = imp
+        self._sizes[imp.id] = size
+        self.budget.charge(size)
+        while self._recent and (len(self._recent) > RECENT_IMPRESSIONS or self.budget.over()):
+            self._forget(next(iter(self._recent)))  # oldest first; the store still has it
+
+    def _forget(self, impression: str) -> Impression | None:
+        """Drop ``impression`` from memory (not from the store); what was held, if any."""
+        imp = self._recent.pop(impression, None)
+        if imp is not None:
+            self.budget.release(self._sizes.pop(impression))
+        return imp
+
+    def forget_all(self) -> None:
+        """Drop every pending impression from memory (the store keeps them)."""
+        for impression in list(self._recent):
+            self._forget(impression)
 
     def snapshot(self) -> None:
         """Store the learner's snapshot, covering every event it has applied."""
@@ -270,7 +294,7 @@ class Ranker:
         fresh = restore(self.store, self.name, self.definition, self.snapshot_every)
         self.learner, self.t, self.rounds = fresh.learner, fresh.t, fresh.rounds
         self._answering.clear()
-        self._recent.clear()
+        self.forget_all()
 
 
 def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:
@@ -287,17 +311,27 @@ def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int
 
 
 class Rankers:
-    """Every ranker of the service, by name, loaded from the store at start."""
+    """Every ranker of the service, by name, loaded from the store at start.
 
-    def __init__(self, store: Store, *, snapshot_every: int = 100) -> None:
+    ``limits`` bound what a new definition may ask (rankers already in the store
+    are served as they are) and the memory their pending impressions share.
+    """
+
+    def __init__(
+        self, store: Store, *, snapshot_every: int = 100, limits: Limits | None = None
+    ) -> None:
         if snapshot_every < 1:
             raise ValueError(f"snapshot_every must be >= 1, got {snapshot_every}")
         self.store = store
         self.snapshot_every = snapshot_every
+        self.limits = Limits() if limits is None else limits
+        self.budget = PendingBudget(self.limits.max_pending_bytes)
         self._lock = threading.Lock()
         self._rankers: dict[str, Ranker] = {}
         for name, raw in store.rankers().items():
-            self._rankers[name] = restore(store, name, RankerDefinition(**raw), snapshot_every)
+            ranker = restore(store, name, RankerDefinition(**raw), snapshot_every)
+            ranker.budget = self.budget
+            self._rankers[name] = ranker
 
     def __iter__(self) -> Iterator[Ranker]:
         with self._lock:
@@ -320,10 +354,11 @@ class Rankers:
                         f"ranker {name!r} exists with another definition; DELETE it first", 409
                     )
                 return False
+            self.limits.check_definition(defn.n_items, defn.n_features)
             learner, model = build_ranker(defn)
             self.store.add_ranker(name, defn.to_dict())
             self._rankers[name] = Ranker(
-                name, defn, learner, model, self.store, self.snapshot_every
+                name, defn, learner, model, self.store, self.snapshot_every, budget=self.budget
             )
             return True
 
@@ -334,4 +369,5 @@ class Rankers:
             with ranker.lock:
                 self.store.delete_ranker(name)  # committed after the ranker's queued writes
                 ranker.deleted = True
+                ranker.forget_all()
                 del self._rankers[name]

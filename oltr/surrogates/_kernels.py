@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oltr.errors import InputError
 from oltr.kernels import njit
 
 __all__ = [
@@ -47,12 +48,17 @@ def gather(values: NDArray[np.float64], items: NDArray[np.intp]) -> NDArray[np.f
 
 
 def checked_exp(x: NDArray[np.float64], what: str) -> NDArray[np.float64]:
-    """``exp(x)``, raising ValueError instead of overflowing to inf."""
+    """``exp(x)``, raising :class:`InputError` instead of overflowing to inf.
+
+    ``exp(x)`` is finite exactly for ``x ≤ log(max float64) ≈ 709.78``: the bound
+    on the scores (``|s_i| ≤ ‖w‖‖x_i‖ ≤ U‖x_i‖``) and, for the KL-modified
+    ListNet, on the grades, whose exponentials give the target distribution.
+    """
     with np.errstate(over="ignore"):
         out = np.exp(x)
     if not np.isfinite(out).all():
         limit = np.log(np.finfo(np.float64).max)
-        raise ValueError(
+        raise InputError(
             f"{what}: exp overflows float64 for arguments above {limit:.2f} (largest here "
             f"{np.max(x):.6g}), so the result is not representable; keep scores bounded "
             "(RTop-kF projects w onto a ball of radius U, so |s_i| <= R_D * U)"

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import resource
+import selectors
 import socket
+import subprocess
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,3 +135,147 @@ def test_connection_options_out_of_range_are_refused(
     result = CliRunner().invoke(cli, ["serve", "--store", str(tmp_path / "s.db"), option, value])
     assert result.exit_code == 2 and f"{option} must be > 0" in result.stderr
     assert not (tmp_path / "s.db").exists()
+
+
+# -- 20,000 at once, on a real ``oltr serve`` ----------------------------------------------------
+
+MANY = 20_000
+MANY_HEAD_TIMEOUT = 45.0  # long enough that every connection is open before the first is closed
+
+
+def _room_for(connections: int) -> int:
+    """Raise this process's open-file limits (inherited by the server) toward ``connections``;
+    the connections that fit: the smaller of those, the hard limit and the ephemeral ports."""
+    want = connections + 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < want:
+        with contextlib.suppress(ValueError, OSError):  # raising the hard limit needs privilege
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        top = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (top, hard))
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # The server's own descriptors (store, log, libraries, listening socket) are about 30.
+    fit = connections if soft == resource.RLIM_INFINITY else min(connections, soft - 100)
+    ports = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    if ports.exists():
+        low, high = map(int, ports.read_text().split())
+        fit = min(fit, high - low - 1000)
+    return fit
+
+
+def _open_fds(pid: int) -> int | None:
+    fds = Path(f"/proc/{pid}/fd")
+    return len(list(fds.iterdir())) if fds.exists() else None
+
+
+@pytest.mark.slow
+def test_20000_half_sent_heads_are_all_closed_and_healthz_answers_meanwhile(
+    tmp_path: Path,
+) -> None:
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        n = _room_for(MANY)
+        if n < MANY:
+            warnings.warn(f"this machine holds {n} of {MANY} connections at once", stacklevel=1)
+        assert n >= 1000, f"room for only {n} connections"
+        _many_idle_connections(tmp_path, n)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+def _many_idle_connections(tmp_path: Path, n: int) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    cmd = [
+        *(sys.executable, "-m", "oltr.cli", "serve", "--store", str(tmp_path / "s.db")),
+        *("--port", str(port), "--sync", "NORMAL", "--limit-concurrency", str(n + 100)),
+        *("--timeout-header", str(MANY_HEAD_TIMEOUT)),
+    ]
+    log = tmp_path / "serve.log"  # a file, not a pipe: a full pipe would stall the server
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=out)
+    url = f"http://127.0.0.1:{port}"
+    idle: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "no service"
+            time.sleep(0.1)
+        first = time.monotonic()
+        for i in range(n):
+            sock = _connect(port, i)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            idle.append(sock)
+        # All of them open at once, in the server too (one descriptor each, once accepted).
+        held = _open_fds(proc.pid)
+        while held is not None and held < n and time.monotonic() < first + MANY_HEAD_TIMEOUT - 5:
+            time.sleep(0.1)
+            held = _open_fds(proc.pid)
+        last = time.monotonic()
+        assert last - first < MANY_HEAD_TIMEOUT - 5, f"{n} connections took {last - first:.1f} s"
+        assert held is None or held >= n, f"the server holds {held} descriptors"
+        slowest = 0.0
+        for _ in range(5):
+            start = time.monotonic()
+            answer = httpx.get(f"{url}/healthz", timeout=1.0)
+            slowest = max(slowest, time.monotonic() - start)
+            assert answer.status_code == 200
+            time.sleep(0.2)
+        print(f"{n} connections opened in {last - first:.1f} s; slowest /healthz {slowest:.3f} s")
+        assert slowest < 1.0
+        assert time.monotonic() < first + MANY_HEAD_TIMEOUT, "not measured while all were open"
+        # Then the head timeout closes every one of them.
+        open_ = _closed_all(idle, until=last + MANY_HEAD_TIMEOUT + 10)
+        assert not open_, f"{len(open_)} of {n} half-sent heads still open"
+        print(f"all closed {time.monotonic() - last:.1f} s after the last opened")
+        assert httpx.get(f"{url}/healthz", timeout=1.0).status_code == 200
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.kill()
+        proc.wait(timeout=30)
+    err = log.read_text(errors="replace")
+    assert "Traceback" not in err, err[-3000:]
+
+
+def _connect(port: int, i: int) -> socket.socket:
+    """Connection ``i`` to the server; on Linux from one of 2,000 loopback addresses, whose
+    port is chosen at connect time (a port per address, not one of the range per connection:
+    opening 20,000 stays fast as the ephemeral ports fill)."""
+    if sys.platform != "linux":
+        return socket.create_connection(("127.0.0.1", port), timeout=5.0)
+    sock = socket.socket()
+    sock.setsockopt(socket.IPPROTO_IP, getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24), 1)
+    sock.bind((f"127.0.{1 + i % 8}.{1 + (i // 8) % 250}", 0))
+    sock.settimeout(5.0)
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def _closed_all(socks: list[socket.socket], until: float) -> set[socket.socket]:
+    """Wait until the peer has closed each of ``socks`` (or ``until``); those still open."""
+    still = set(socks)
+    with selectors.DefaultSelector() as sel:
+        for sock in socks:
+            sock.setblocking(False)
+            sel.register(sock, selectors.EVENT_READ)
+        while still and time.monotonic() < until:
+            for key, _ in sel.select(timeout=max(0.0, until - time.monotonic())):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    data = sock.recv(1024)
+                except ConnectionResetError:
+                    data = b""
+                assert data == b"", f"an answer to a half-sent head: {data[:80]!r}"
+                sel.unregister(sock)
+                still.discard(sock)
+    return still

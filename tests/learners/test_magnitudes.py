@@ -1,0 +1,116 @@
+"""Magnitudes a linear learner's arithmetic cannot hold are refused before they change anything."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from oltr.errors import InputError
+from oltr.feedback import FullFeedback, TopKFeedback
+from oltr.learners import OnlineListNet, RTopKF
+from oltr.learners._step_bound import FLOAT64_MAX, check_step
+from oltr.types import Context
+
+ROOT_MAX = math.sqrt(FLOAT64_MAX)  # ≈ 1.34e154: ‖g‖ beyond it makes ‖g‖² overflow
+
+
+@pytest.mark.parametrize("accumulated", [0.0, FLOAT64_MAX / 2, FLOAT64_MAX * 0.99])
+def test_adaptive_step_bound_is_the_root_of_what_the_accumulator_has_left(
+    accumulated: float,
+) -> None:
+    # d = (1, 0), x = (a, 0)ᵀ, one feature: the bound ‖d‖₁·√1·max|x| is a itself.
+    limit = math.sqrt(FLOAT64_MAX - accumulated)
+    direction = np.array([[1.0, 0.0]])
+    sumsq = np.array([accumulated])
+    for a, refused in ((limit, False), (np.nextafter(limit, np.inf), True)):
+        x = np.array([[a], [0.0]])
+        if refused:
+            with pytest.raises(InputError, match=r"Σ‖g‖² overflows"):
+                check_step("L", 1, direction, x, sumsq, adaptive=True)
+        else:
+            check_step("L", 1, direction, x, sumsq, adaptive=True)
+            g = direction @ x  # what the step adds to the accumulator stays finite
+            assert math.isfinite(accumulated + float(g[0] @ g[0]))
+    check_step("L", 1, direction, np.array([[1e300], [0.0]]), sumsq, adaptive=False)
+
+
+def test_float32_steps_are_bounded_by_float32() -> None:
+    # g = d·x is held in float32: with x = (top, top) its bound is ‖d‖₁·top.
+    top = np.finfo(np.float32).max
+    x = np.array([[top], [top]], dtype=np.float32)
+    half = np.array([[0.5, 0.5]], dtype=np.float32)  # g = top: representable
+    check_step("L", 1, half, x, np.zeros(1), True)
+    with pytest.raises(InputError, match=r"exceeds 3\.4e\+38"):  # g = 2·top: not
+        check_step("L", 1, half * 2, x, np.zeros(1), True)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_direction_that_overflowed_is_refused_naming_the_grades(bad: float) -> None:
+    with pytest.raises(InputError, match=r"run 1 overflowed in round 4: the grades"):
+        check_step("L", 4, np.array([[0.0, 1.0], [bad, 0.0]]), np.ones((2, 1)), np.zeros(2), False)
+
+
+def _listnet_round(learner: OnlineListNet, t: int, a: float) -> None:
+    ctx = Context(t=t, n_items=2, features=np.array([[a], [0.0]]))
+    orders = learner.rank(ctx)
+    learner.update(ctx, orders, FullFeedback(orders, np.array([[1.0, 0.0]])))
+
+
+@pytest.mark.parametrize(("factor", "refused"), [(1 - 1e-9, False), (1 + 1e-9, True)])
+def test_listnet_learns_just_below_the_bound_and_is_refused_just_above(
+    factor: float, refused: bool
+) -> None:
+    # Weights 0: both scores 0, P(S) = (1/2, 1/2), P(R) = softmax(1, 0): ‖d‖₁ = 2·|1/2 − σ(1)|.
+    l1 = 2 * abs(0.5 - 1 / (1 + math.exp(-1)))
+    learner = OnlineListNet(n_runs=1, rng=0)
+    a = ROOT_MAX / l1 * factor
+    if refused:
+        with pytest.raises(InputError, match=r"round 1 is too large"):
+            _listnet_round(learner, 1, a)
+        _listnet_round(learner, 1, 1.0)  # nothing had changed: round 1 is still to come
+    else:
+        _listnet_round(learner, 1, a)
+        w = learner.weights_
+        assert np.isfinite(w).all() and w[0, 0] != 0.0
+
+
+def _rtopk(surrogate: str, rounds: int = 3) -> RTopKF:
+    learner = RTopKF(surrogate=surrogate, gamma=0.5, n_runs=2, rng=3)
+    for t in range(1, rounds + 1):
+        _rtopk_round(learner, t, np.random.default_rng(t).random((5, 3)), 1.0)
+    return learner
+
+
+def _rtopk_round(learner: RTopKF, t: int, x: np.ndarray[Any, Any], label: float) -> None:
+    ctx = Context(t=t, n_items=5, features=x)
+    orders = learner.rank(ctx)
+    k = int(learner.requires.k or 1)
+    learner.update(ctx, orders, TopKFeedback(orders, np.full((2, k), label)))
+
+
+X = np.random.default_rng(0).random((5, 3))
+
+
+@pytest.mark.parametrize(
+    ("surrogate", "x", "label", "message"),
+    [
+        ("squared", X * 1e300, 1.0, "too large for the adaptive step"),
+        ("kl", X * 1e300, 1.0, "above 709.78"),  # the scores s = w·x overflow exp
+        ("squared", np.full((5, 3), 1e308), 1.0, "direction of run 0 overflowed"),
+        ("squared", X, 1e308, "direction of run 0 overflowed"),
+        ("kl", X, 1000.0, "above 709.78"),
+        ("smoothdcg", X, 1e6, "overflows float64 from g = 1024"),
+    ],
+)
+def test_rtopk_refuses_what_overflows_and_keeps_its_state(
+    surrogate: str, x: np.ndarray[Any, Any], label: float, message: str
+) -> None:
+    learner = _rtopk(surrogate)
+    before = learner.weights_.copy(), learner.averaged_weights_.copy()
+    with pytest.raises(InputError, match=message):
+        _rtopk_round(learner, 4, x, label)
+    assert np.array_equal(learner.weights_, before[0])
+    assert np.array_equal(learner.averaged_weights_, before[1])
