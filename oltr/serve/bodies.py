@@ -41,7 +41,10 @@ class RankerIn(_Strict):
     n_features: int | None = Field(None, ge=1, description="feature columns of a candidate")
     n_items: int | None = Field(None, ge=1, description="size of a fixed item set")
     seed: int = Field(0, ge=0, description="root seed of the learner's random stream")
-    horizon: int | None = Field(None, ge=1, description="T, for schedules that need one")
+    # Schedules compute with T in float64, which holds every integer up to 2**53 exactly.
+    horizon: int | None = Field(
+        None, ge=1, le=2**53, description="T, for schedules that need one (at most 2**53)"
+    )
 
 
 class RankRequest(_Strict):

@@ -70,6 +70,7 @@ def test_put_is_idempotent_and_conflicts_on_another_definition(client: TestClien
         ({**RTOPK, "seed": 1.0}, "'int_type', 'loc': ['body', 'seed']"),
         ({**RTOPK, "n_features": True}, "'int_type', 'loc': ['body', 'n_features']"),
         ({**RTOPK, "horizon": "100"}, "'int_type', 'loc': ['body', 'horizon']"),
+        ({**RTOPK, "horizon": 2**70}, "'less_than_equal', 'loc': ['body', 'horizon']"),
         ({**RTOPK, "learner": 1}, "'string_type', 'loc': ['body', 'learner']"),
         ({**RTOPK, "feedback_params": {"k": True}}, "k must be an int >= 1, got bool"),
         ({**RTOPK, "params": {"surrogate": "squared", "eta": True}}, "eta must be a number"),
