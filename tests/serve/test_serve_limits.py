@@ -194,8 +194,13 @@ def test_a_large_fixed_item_sort_does_not_hold_up_other_requests(live: tuple[str
         big = rankers.get("big")
         sort = big.rank_locked
 
+        # The big sort waits (at most 30 s) until the other requests are answered: off the event
+        # loop they are answered meanwhile; on it they could only follow, after the wait ran out.
+        others_answered = threading.Event()
+
         def sorted_then_noted(features: Any) -> Any:
             out = sort(features)
+            others_answered.wait(timeout=30)
             done.append("big sorted")
             return out
 
@@ -213,6 +218,7 @@ def test_a_large_fixed_item_sort_does_not_hold_up_other_requests(live: tuple[str
         done.append("healthz")
         assert http.post("/rankers/small/rank", json={}).status_code == 200
         done.append("small")
+        others_answered.set()
         slow.join()
     assert done == ["healthz", "small", "big sorted"]
     assert answers[0].status_code == 200 and len(answers[0].json()["order"]) == 10**6
