@@ -10,12 +10,25 @@ from typing import TYPE_CHECKING
 
 from oltr.lazy import lazy_exports
 
-__all__ = ["COLUMNS", "SCHEMA_VERSION", "ClickLog", "LogFormatError"]
+__all__ = [
+    "COLUMNS",
+    "SCHEMA_VERSION",
+    "BoundLog",
+    "ClickLog",
+    "LogFormatError",
+    "PositionCounts",
+    "bind",
+    "position_counts",
+]
 
 if TYPE_CHECKING:
+    from oltr.logs.binding import BoundLog, PositionCounts, bind, position_counts
     from oltr.logs.schema import COLUMNS, SCHEMA_VERSION, ClickLog, LogFormatError
 else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
-        {"oltr.logs.schema": ["COLUMNS", "SCHEMA_VERSION", "ClickLog", "LogFormatError"]},
+        {
+            "oltr.logs.schema": ["COLUMNS", "SCHEMA_VERSION", "ClickLog", "LogFormatError"],
+            "oltr.logs.binding": ["BoundLog", "PositionCounts", "bind", "position_counts"],
+        },
     )
