@@ -199,19 +199,7 @@ def position_counts(
         raise LogFormatError(
             "counting per logger needs a 'logger' column", column="logger", source=log.source
         )
-    names = (
-        tuple(sorted(set(log.loggers.tolist()))) if logger_names is None else tuple(logger_names)
-    )
-    lookup = {name: i for i, name in enumerate(names)}
-    unknown = [i for i, name in enumerate(log.loggers.tolist()) if name not in lookup]
-    if unknown:
-        raise LogFormatError(
-            f"logger {str(log.loggers[unknown[0]])!r} is not one of {names}",
-            row=unknown[0],
-            column="logger",
-            source=log.source,
-        )
-    logger_of = np.array([lookup[name] for name in log.loggers.tolist()], dtype=np.int64)
+    names, logger_of = _logger_indices(log, logger_names)
     flat = np.repeat(logger_of, log.list_lengths)[keep] * (n_docs * k) + flat
     size = len(names) * n_docs * k
     shape = (len(names), n_docs, k)
@@ -220,3 +208,27 @@ def position_counts(
         np.bincount(flat, minlength=size).astype(np.float64).reshape(shape),
         names,
     )
+
+
+def _logger_indices(
+    log: ClickLog, logger_names: Sequence[str] | None
+) -> tuple[tuple[str, ...], NDArray[np.int64]]:
+    """The loggers counted (sorted, or as given) and each impression's index among them."""
+    assert log.loggers is not None
+    if logger_names is None:
+        names_array, logger_of = np.unique(log.loggers, return_inverse=True)
+        return tuple(str(name) for name in names_array.tolist()), logger_of.astype(np.int64)
+    names = tuple(logger_names)
+    known = np.array(names, dtype=str)
+    order = np.argsort(known, kind="stable")
+    where = np.minimum(np.searchsorted(known[order], log.loggers), len(names) - 1)
+    found = known[order][where] == log.loggers
+    if not found.all():
+        row = int(np.flatnonzero(~found)[0])
+        raise LogFormatError(
+            f"logger {str(log.loggers[row])!r} is not one of {names}",
+            row=row,
+            column="logger",
+            source=log.source,
+        )
+    return names, order[where].astype(np.int64)
