@@ -20,7 +20,8 @@ commit); ``BENCH_SERVE_BASELINE=DIR`` also measures the package found in
 HTTP parser and event loop (h11, asyncio), labelled "now-py", so that one run
 shows what the code changed and what the compiled parser and loop (httptools,
 uvloop) add. Both run with those two blocked, as the baseline did not
-depend on them.
+depend on them. A last row serves PDGD at the same (m, d), learning from clicks
+(``BENCH_SERVE_ONLY=pdgd`` runs that row alone).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -140,7 +142,13 @@ BODIES = [_request("POST", "/rankers/b/rank", _features(i)) for i in range(64)]
 FEEDBACK = '{{"impression": "{}", "labels": [1]}}'
 
 
-def _load(port: int, rate: float | None, pairs: int = PAIRS, seconds: float = SECONDS) -> dict:
+def _load(
+    port: int,
+    rate: float | None,
+    pairs: int = PAIRS,
+    seconds: float = SECONDS,
+    feedback: str = FEEDBACK,
+) -> dict[str, Any]:
     """Send pairs (at ``rate`` pairs/s, or flat out); return latencies and rates."""
     rank_ms: list[float] = []
     fb_ms: list[float] = []
@@ -170,7 +178,7 @@ def _load(port: int, rate: float | None, pairs: int = PAIRS, seconds: float = SE
                 status, out = conn.call(BODIES[i % 64])
                 t1 = time.perf_counter()
                 impression = json.loads(out)["impression"] if status == 200 else "?"
-                body = FEEDBACK.format(impression).encode()
+                body = feedback.format(impression).encode()
                 status2, _ = conn.call(_request("POST", "/rankers/b/feedback", body))
                 t2 = time.perf_counter()
                 with lock:
@@ -193,9 +201,11 @@ def _load(port: int, rate: float | None, pairs: int = PAIRS, seconds: float = SE
     return {"rank": rank_ms, "fb": fb_ms, "lag": lag_ms, "rate": n / (time.perf_counter() - start)}
 
 
-def _row(label: str, sync: str, port: int, pid: int, rate: float | None) -> None:
+def _row(
+    label: str, sync: str, port: int, pid: int, rate: float | None, feedback: str = FEEDBACK
+) -> None:
     server0, client0 = _cpu_seconds(pid), _own_cpu()
-    res = _load(port, rate)
+    res = _load(port, rate, feedback=feedback)
     n = len(res["rank"])
     server_ms = 1e3 * (_cpu_seconds(pid) - server0) / n
     client_ms = 1e3 * (_own_cpu() - client0) / n
@@ -220,19 +230,37 @@ RANKER = {
 }
 
 
-def _setting(label: str, sync: str, package: str | None, pure: bool = False) -> None:
+#: Served PDGD learning from clicks on a page of 10 (the click learners' case).
+PDGD = {
+    "learner": "pdgd",
+    "feedback": "clicks",
+    "feedback_params": {"click_model": "navigational", "n_grades": 3, "k": 10},
+    "n_features": D,
+}
+CLICKS = '{{"impression": "{}", "clicks": [0, 2]}}'
+
+
+def _setting(
+    label: str,
+    sync: str,
+    package: str | None,
+    pure: bool = False,
+    ranker: dict[str, object] = RANKER,
+    feedback: str = FEEDBACK,
+    rates: tuple[float | None, ...] = (500.0, None),
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         port = _port()
         proc = _serve(Path(tmp) / "b.db", port, sync, package, pure)
         try:
             conn = _Conn(port)
-            status, out = conn.call(_request("PUT", "/rankers/b", json.dumps(RANKER).encode()))
+            status, out = conn.call(_request("PUT", "/rankers/b", json.dumps(ranker).encode()))
             conn.close()
             if status != 201:
                 raise RuntimeError(f"PUT /rankers/b: {status} {out!r}")
-            _load(port, None, pairs=500, seconds=3.0)  # warm up (numba, caches)
-            for rate in (500.0, None):
-                _row(label, sync, port, proc.pid, rate)
+            _load(port, None, pairs=500, seconds=3.0, feedback=feedback)  # warm up (numba, caches)
+            for rate in rates:
+                _row(label, sync, port, proc.pid, rate, feedback)
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -273,7 +301,17 @@ def main() -> None:
             _setting("before", sync, BASELINE, pure=True)
             _setting("now-py", sync, None, pure=True)
         _setting("now", sync, None)
+    pdgd_rows()
+
+
+def pdgd_rows() -> None:
+    """Served PDGD at (m, d) = (50, 46), clicks on positions 0 and 2, default durability."""
+    print(f"PDGD (navigational clicks, page of 10) at m={M}, d={D}; sync FULL (the default)")
+    _setting("pdgd", "FULL", None, ranker=PDGD, feedback=CLICKS, rates=(500.0,))
 
 
 if __name__ == "__main__":
-    main()
+    if os.environ.get("BENCH_SERVE_ONLY") == "pdgd":
+        pdgd_rows()
+    else:
+        main()

@@ -22,6 +22,7 @@ from oltr.cli import check as _check
 from oltr.cli import data as _data
 from oltr.cli import demo as _demo
 from oltr.cli import experiments as _experiments
+from oltr.cli import logs as _logs
 from oltr.cli import serve as _serve
 from oltr.cli import theory as _theory
 from oltr.cli.errors import handle_errors, set_debug
@@ -63,6 +64,7 @@ app.command("demo")(_demo.demo)
 app.command("list")(_catalog.list_components)
 app.add_typer(_data.app, name="data")
 app.add_typer(_theory.app, name="theory")
+app.add_typer(_logs.app, name="logs")
 app.command("check")(_check.check)
 _experiments.register(app)
 _serve.register(app)

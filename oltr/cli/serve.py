@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -158,12 +159,120 @@ def serve(
         _fail(exc)
     raise_open_files_limit(limits.limit_concurrency)
     freeze_long_lived()  # short full collections: no pause of 100 ms in the latency tail
-    uvicorn.Server(uvicorn_config(app, host, port, limits, log_level=log_level)).run()
+    config = uvicorn_config(app, host, port, limits, log_level=log_level)
+    _announcing_server(uvicorn.Server, config, store, settings.token is not None).run()
+
+
+def _addresses(server: Any) -> list[str]:
+    """The URL of every socket ``server`` listens on: the port it bound, ``--port 0`` too."""
+    out = []
+    for listener in server.servers:
+        for sock in listener.sockets or ():
+            host, port = sock.getsockname()[:2]
+            out.append(f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}")
+    return out
+
+
+def _announcing_server(base: Any, config: Any, store: Path, token: bool) -> Any:
+    """A uvicorn server (``base``: ``uvicorn.Server``) that says on stdout, once it listens,
+    where, on which store, and whether a bearer token is required (never the token)."""
+
+    class Announcing(base):  # type: ignore[misc]
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if not self.started:
+                return
+            urls = _addresses(self)
+            page = f"; the page: {urls[0]}/ui/" if urls else ""
+            typer.echo(f"oltr serve listening on {', '.join(urls)}{page}")
+            need = "required" if token else "not required"
+            typer.echo(f"oltr serve store: {store.resolve()}; bearer token {need}")
+            sys.stdout.flush()
+
+    return Announcing(config)
+
+
+def _judge(
+    store: Path, ranker: str, candidate: str, options: dict[str, Any], as_json: bool
+) -> None:
+    """``oltr replay --candidate``: judge a candidate off-policy on ``ranker``'s log."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from oltr.serve.evalcandidates import candidate_from_spec
+    from oltr.serve.evaluation import ESTIMATOR_NAMES, evaluate, logged_impressions
+    from oltr.serve.protocol import RequestError
+    from oltr.serve.store import Store
+
+    chosen = options.pop("estimator")
+    names = ESTIMATOR_NAMES if chosen == "all" else (chosen,)
+    db = Store(store, readonly=True)
+    try:
+        logged = logged_impressions(db, ranker)
+        cand = candidate_from_spec(db, candidate, logged)
+        result = evaluate(logged, cand, estimators=names, **options).to_dict()
+    except (OltrError, RequestError) as exc:
+        _fail(exc)
+    finally:
+        db.close()
+    if not result["estimates"]:
+        _fail(InputError(f"no estimator can judge this log: {result['unavailable']}"))
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    level = round(100 * (1 - result["alpha"]))
+    table = Table(
+        title=f"{result['metric']} of {result['candidate']} judged on the {result['impressions']} "
+        f"logged impressions of ranker {ranker!r} ({level}% intervals)"
+    )
+    for col in ("estimator", "value", "interval", "method", "matched"):
+        table.add_column(col)
+
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.4f}"
+
+    for row in [*result["estimates"], {**result["on_policy"], "estimator": "logged (on-policy)"}]:
+        span = f"[{num(row['ci_low'])}, {num(row['ci_high'])}]"
+        table.add_row(
+            row["estimator"], num(row["value"]), span, row["interval"], str(row["matched"])
+        )
+    Console().print(table)
+    skipped = {k: v for k, v in result["skipped"].items() if v}
+    if skipped:
+        typer.echo(f"left out: {skipped}")
+    for name, why in result["unavailable"].items():
+        typer.echo(f"{name}: not available: {why}")
 
 
 def replay(
-    store: StoreOpt,
     ranker: Annotated[str, typer.Option(help="Name of the ranker whose log is replayed.")],
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="SQLite file of the service's state (or --store).", show_default=False),
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option("--store", help="SQLite file of the service's state.")
+    ] = None,
+    candidate: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge this candidate off-policy: a ranker of the store, a ranker definition "
+            "(.json, as PUT takes it) or a model file of oltr logs fit."
+        ),
+    ] = None,
+    estimator: Annotated[
+        str, typer.Option(help="With --candidate: ips, snips, pbm-ips, cascade-dr or all.")
+    ] = "all",
+    metric: Annotated[
+        str, typer.Option(help="With --candidate: clicks, ctr@k or dcg@k (clicks@k too).")
+    ] = "clicks",
+    interval: Annotated[
+        str, typer.Option(help="With --candidate: bca (bootstrap) or bernstein.")
+    ] = "bca",
+    alpha: Annotated[float, typer.Option(help="With --candidate: 1 - coverage.")] = 0.05,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --candidate: print the numbers as JSON.")
+    ] = False,
     learner: Annotated[
         str | None, typer.Option(help="Candidate learner to evaluate on the log (IPS).")
     ] = None,
@@ -175,7 +284,27 @@ def replay(
         int | None, typer.Option(help="Prefix length j the estimate matches on (default: all).")
     ] = None,
 ) -> None:
-    """Re-run a ranker's logged events into a fresh learner and estimate rankers' value (IPS)."""
+    """Re-run a ranker's logged events into a fresh learner and estimate rankers' value (IPS).
+
+    With --candidate: judge that candidate off-policy on the ranker's logged impressions
+    (IPS, SNIPS, PBM-IPS, Cascade-DR with intervals; the off-policy guide).
+    """
+    given = [p for p in (path, store) if p is not None]
+    if len(given) != 1:
+        _fail(ValueError("give the store once: as the argument STORE or as --store"))
+    store = given[0]
+    if candidate is not None:
+        if learner is not None:
+            _fail(ValueError("--candidate and --learner are two ways to judge: give one"))
+        if estimator not in ("all", "ips", "snips", "pbm-ips", "cascade-dr"):
+            _fail(ValueError("--estimator must be ips, snips, pbm-ips, cascade-dr or all"))
+        if interval not in ("bca", "bernstein"):
+            _fail(ValueError(f"--interval must be bca or bernstein, got {interval!r}"))
+        if not store.is_file():
+            _fail(FileNotFoundError(f"store {store}: no such file"))
+        opts = {"estimator": estimator, "metric": metric, "interval": interval, "alpha": alpha}
+        _judge(store, ranker, candidate, opts, as_json)
+        return
     from rich.console import Console
     from rich.table import Table
 

@@ -54,8 +54,10 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oltr.errors import InputError
 from oltr.feedback import DuelFeedback, FeedbackRequirement
 from oltr.learners.base import Learner
+from oltr.learners.warm import check_start
 from oltr.registry import register_dueler, register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_choice, check_scalar, finite_features
@@ -401,6 +403,21 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
         if self._w is None:
             raise RuntimeError("DBGD has no step sizes before its first context (or set dim)")
         return self._delta, self._gamma
+
+    def warm_start(self, weights: ArrayLike) -> None:
+        """Start from ``weights`` (d,), as ``init`` does: w_1 = P_W(weights) (Algorithm 1, line 1).
+
+        Before the first comparison only; see :mod:`oltr.learners.warm`.
+        """
+        w = check_start(weights)
+        if self._w is not None and (self._decision > 1 or self._seen):
+            raise RuntimeError("DBGD: warm_start comes before the first comparison")
+        if self._w is not None and w.size != self._d:
+            raise InputError(f"warm-start weights have {w.size} entries, DBGD has d = {self._d}")
+        self.init = w.tolist()
+        if self._w is not None:  # started by dim: replace w_1 and its partner, drawing nothing
+            self._w = initial_weights(self.init, self._d, self.space, float(self.radius), self.rngs)
+            self._w_prime = explore(self._w, self._u, self._delta, self.space, float(self.radius))
 
     # -- parameter-space verbs ------------------------------------------------------
 

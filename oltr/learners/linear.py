@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from oltr.errors import InputError, NumericalError
 from oltr.learners._linear_kernels import (
@@ -58,6 +58,7 @@ from oltr.learners._runs_minor_kernels import (
 )
 from oltr.learners._step_bound import check_step
 from oltr.learners.base import FeedbackT, Learner
+from oltr.learners.warm import start_weights
 from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import (
@@ -253,6 +254,15 @@ class LinearRanker(Learner[FeedbackT]):
         view = self._weights.view()
         view.flags.writeable = False
         return view
+
+    def warm_start(self, weights: ArrayLike) -> None:
+        """Start every run from ``weights`` (d,), not w₁ = 0: see :func:`.warm.start_weights`."""
+        if self._weights is not None:
+            raise RuntimeError(f"{type(self).__name__}: warm_start comes before the first round")
+        radius = float(getattr(self, "radius", np.inf))  # U of the subclasses with a ball
+        self._weights = start_weights(weights, self.n_runs, radius, self._dtype, self._order())
+        self._average = self._weights.copy(order="K")
+        self._n_averaged = 1
 
     @property
     def averaged_weights_(self) -> FloatArray:

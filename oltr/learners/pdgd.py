@@ -187,6 +187,20 @@ class PDGD(LinearRanker[ClickFeedback]):
         yield {}
         yield {"eta": 0.5, "lr_decay": 0.99}
 
+    def round_state(self) -> Any:
+        """What :meth:`update` needs of the latest :meth:`rank` (``None`` once it has learned).
+
+        A service that shows several lists before their clicks come back keeps
+        this with each list and hands it back with :meth:`resume_round` just
+        before that list's update; a loop that alternates rank and update never
+        needs it.
+        """
+        return self._last
+
+    def resume_round(self, state: Any) -> None:
+        """Make ``state`` (from :meth:`round_state`) the round the next :meth:`update` learns."""
+        self._last = state
+
     def rank(self, context: Context) -> Orders:
         """A Plackett–Luce sample of every run's order (Gumbel-max), shape (B, m)."""
         x = self._features(context)

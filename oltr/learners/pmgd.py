@@ -214,6 +214,20 @@ class PMGD(LinearRanker[ClickFeedback]):
         yield {"n_candidates": 4, "k": 3}
         yield {"n_candidates": 1, "method": "team_draft", "eta": 0.1}
 
+    def round_state(self) -> Any:
+        """What :meth:`update` needs of the latest :meth:`rank` (``None`` once it has learned).
+
+        A service that shows several lists before their clicks come back keeps
+        this with each list and hands it back with :meth:`resume_round` just
+        before that list's update; a loop that alternates rank and update never
+        needs it.
+        """
+        return self._round
+
+    def resume_round(self, state: Any) -> None:
+        """Make ``state`` (from :meth:`round_state`) the round the next :meth:`update` learns."""
+        self._round = state
+
     def rank(self, context: Context) -> Orders:
         """The multileaved page on top, then the rest in the current ranker's order."""
         x = self._features(context)

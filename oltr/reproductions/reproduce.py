@@ -61,6 +61,7 @@ RECIPES: dict[str, str] = {
     "learner-quality": "oltr.reproductions.learner_quality:LEARNER_QUALITY",
     "oltr-clicks": "oltr.reproductions.clicks:RECIPES",
     "oltr-clicks-lerot": "oltr.reproductions.clicks:RECIPES",
+    "ultr": "oltr.reproductions.ultr:ULTR_RECIPE",
     "yj09-fig2": "oltr.reproductions.yj09:FIGURE2_RECIPE",
     "yj09-table1": "oltr.reproductions.yj09:TABLE1_RECIPE",
 }

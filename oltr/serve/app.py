@@ -49,12 +49,17 @@ from oltr.serve.bodies import (
     RankResponse,
     ValidationErrorBody,
 )
+from oltr.serve.candidates import candidate_router
+from oltr.serve.evaluation_routes import evaluation_router
 from oltr.serve.limits import Limits
 from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
 from oltr.serve.rankers import Ranker, Rankers
+from oltr.serve.rollout import restore_comparisons
 from oltr.serve.store import Store
 from oltr.serve.storecheck import StoreDamagedError
+from oltr.serve.ui import UI_OPEN_PATHS, ui_router
+from oltr.serve.warmstart import read_init
 
 __all__ = ["ServeSettings", "create_app", "freeze_long_lived"]
 
@@ -64,7 +69,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-_OPEN_PATHS = frozenset({"/healthz"})
+_OPEN_PATHS = frozenset({"/healthz", *UI_OPEN_PATHS})  # the page holds no data: its JSON does
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
@@ -208,6 +213,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     store = Store(settings.store, synchronous=settings.synchronous)
     try:
         rankers = Rankers(store, snapshot_every=settings.snapshot_every, limits=settings.limits)
+        restore_comparisons(rankers)  # candidates beside production rankers (rollout.py)
     except Exception as exc:
         store.close()
         if settings.snapshot_every < 1:
@@ -233,6 +239,9 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(405, _method_not_allowed)
     _routes(app, rankers, settings, metrics)
+    app.include_router(ui_router(rankers))  # /ui/, /stats, /rankers/{name}/stats
+    app.include_router(candidate_router(rankers))  # …/candidate, …/comparison, …/rollout
+    app.include_router(evaluation_router(rankers))  # …/evaluate (off-policy)
 
     app.add_middleware(_Gate, settings=settings, metrics=metrics)
     return app
@@ -309,11 +318,27 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
         200: {"model": RankerInfo, "description": "the same definition was there already"}
     }
 
-    @app.put("/rankers/{name}", status_code=201, responses={**_ERRORS, **same})
-    def put_ranker(name: str, body: RankerIn, response: Response) -> RankerInfo:
+    @app.put(
+        "/rankers/{name}",
+        status_code=201,
+        responses={**_ERRORS, **same},
+        response_model=RankerInfo,
+        openapi_extra=_request_body(RankerIn),
+    )
+    async def put_ranker(name: str, request: Request, response: Response) -> RankerInfo:
+        # The body is read as JSON whatever its Content-Type says, as rank and feedback
+        # read theirs: `curl -d '{...}'` sends a form type and should still work.
+        body = await _parse(request, RankerIn)
         if not name or len(name) > 200:
             raise RequestError("a ranker name has 1 to 200 characters")
-        created = rankers.put(name, RankerDefinition(**body.model_dump()))
+
+        def create() -> bool:
+            raw = body.model_dump()
+            if raw["init"] is not None:  # the weights go into the definition, read once
+                raw["init"] = read_init(raw["init"], raw["n_features"])
+            return rankers.put(name, RankerDefinition(**raw))
+
+        created = await anyio.to_thread.run_sync(create)
         response.status_code = 201 if created else 200
         return info(name)
 

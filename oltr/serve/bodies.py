@@ -45,6 +45,13 @@ class RankerIn(_Strict):
     horizon: int | None = Field(
         None, ge=1, le=2**53, description="T, for schedules that need one (at most 2**53)"
     )
+    init: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="path, on the service's machine, of a linear model file (oltr logs fit) "
+        "whose weights the learner starts from; read once, when the ranker is created",
+    )
 
 
 class RankRequest(_Strict):
@@ -58,7 +65,9 @@ class RankResponse(BaseModel):
 
     impression: str
     order: list[int]
-    propensities: dict[str, Any]
+    propensities: dict[str, Any] = Field(
+        description='{"method", "list": P(page), "prefix": [P(first j shown)]}; {} if none'
+    )
 
 
 class FeedbackRequest(_Strict):
@@ -67,7 +76,9 @@ class FeedbackRequest(_Strict):
     impression: str
     labels: list[float] | None = Field(None, description="grades of the top shown, in order")
     chosen: list[int] | None = Field(None, description="indices of the chosen items")
-    clicks: list[int] | None = Field(None, description="clicked positions (duels)")
+    clicks: list[int] | None = Field(
+        None, description="clicked positions, 0-based: of the page (clicks) or shown list (duels)"
+    )
 
 
 class FeedbackResponse(BaseModel):

@@ -16,6 +16,8 @@ service does with requests, through the functions here:
   model reveals, cut down to what the learner declared (``restrict``);
 * :func:`exploration_propensities` logs what the learner's exploration makes
   known (RTop-kF: the probability of each shown prefix).
+* :func:`apply_init` starts a learner from the weights a definition's ``init``
+  holds (a model fitted from click logs, :mod:`oltr.serve.warmstart`).
 
 Every check raises :class:`RequestError` naming the problem; nothing here
 changes a learner.
@@ -33,6 +35,7 @@ from oltr.build import check_compatible, make_feedback, make_learner
 from oltr.clicks.methods import interleave
 from oltr.feedback import (
     ChoiceFeedback,
+    ClickFeedback,
     DuelFeedback,
     Feedback,
     FeedbackModel,
@@ -48,6 +51,7 @@ from oltr.types import Context, RunGenerators
 __all__ = [
     "RankerDefinition",
     "RequestError",
+    "apply_init",
     "build_ranker",
     "exploration_propensities",
     "feedback_depth",
@@ -81,6 +85,9 @@ class RankerDefinition:
     n_items: int | None = None
     seed: int = 0
     horizon: int | None = None
+    #: The model the learner starts from (:func:`oltr.serve.warmstart.read_init`): its
+    #: path and hash, and its weights, so the store alone rebuilds the ranker.
+    init: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The definition as JSON-able data (what the store keeps and GET returns)."""
@@ -126,7 +133,28 @@ def build_ranker(defn: RankerDefinition) -> tuple[Learner[Any], FeedbackModel]:
     except (ValueError, TypeError) as exc:
         hint = "" if defn.horizon is not None else " (a live ranker has no horizon T: set horizon)"
         raise RequestError(f"learner {defn.learner!r} cannot rank: {exc}{hint}") from exc
+    if defn.init is not None:
+        apply_init(learner, defn.learner, defn.init)
     return learner, model
+
+
+def apply_init(learner: Learner[Any], name: str, init: dict[str, Any]) -> None:
+    """Start ``learner`` (registry name ``name``) from the weights of a definition's ``init``.
+
+    Raises :class:`RequestError` (422) for a learner without linear weights (a
+    neural scorer, a learner of a fixed item set, a baseline).
+    """
+    hook = getattr(learner, "warm_start", None)
+    if hook is None:
+        if learner.context_kind == "features":
+            raise RequestError(
+                f"learner {name!r} is not a linear scorer: a linear model cannot initialise it"
+            )
+        raise RequestError(f"learner {name!r} has no feature weights for init to set")
+    try:
+        hook(init["weights"])
+    except (ValueError, TypeError, RuntimeError) as exc:
+        raise RequestError(f"init: learner {name!r} cannot start from the model: {exc}") from exc
 
 
 def _finite_matrix(features: Any, n_features: int) -> np.ndarray[Any, Any]:
@@ -219,7 +247,8 @@ def make_feedback_object(
     The request must carry what the feedback model reveals: ``labels`` (grades
     of the top shown, ``top-k`` up to k of them, at least as many as the learner
     reads; ``full``: one per shown position), ``chosen`` (item indices,
-    ``choice``), ``clicks`` (positions of the shown list, duels), or nothing.
+    ``choice``), ``clicks`` (positions of the shown list, duels; positions of
+    the page, the first ``min(k, m)`` of the order, ``clicks``), or nothing.
     """
     kind, m = model.provides.kind, orders.shape[-1]
     credit: dict[str, Any] = {}
@@ -243,6 +272,10 @@ def make_feedback_object(
         outcome = int(interleaving.outcome(clicks))
         credit = {"outcome": outcome}
         fb = DuelFeedback(orders, np.array([outcome], dtype=np.int8))
+    elif kind == "clicks":  # positions of the page: the first min(k, m) of the order
+        page = np.zeros((1, min(int(getattr(model, "k", m)), m)), dtype=bool)
+        page[0, _positions(body.get("clicks"), "clicks", page.shape[1])] = True
+        fb = ClickFeedback(orders, page)
     elif kind == "none":
         fb = NoFeedback(orders)
     else:

@@ -29,13 +29,15 @@ import numpy as np
 
 from oltr.feedback import FeedbackModel
 from oltr.learners.base import Learner
+from oltr.serve.clickfeedback import resume_round, round_extra
+from oltr.serve.comparison import learns_from
 from oltr.serve.groupcommit import WriteGuard
 from oltr.serve.limits import ITEM_BYTES, Limits, PendingBudget
+from oltr.serve.propensities import shown_propensities
 from oltr.serve.protocol import (
     RankerDefinition,
     RequestError,
     build_ranker,
-    exploration_propensities,
     feedback_depth,
     make_context,
     make_feedback_object,
@@ -61,7 +63,8 @@ def _context(defn: RankerDefinition, imp: Impression) -> Context:
 
 
 def _interleaving(imp: Impression) -> Any:
-    return None if not imp.extra else decode_state(imp.extra["interleaving"], None)
+    enc = imp.extra.get("interleaving")
+    return None if enc is None else decode_state(enc, None)
 
 
 def replay_into(
@@ -95,10 +98,12 @@ def replay_into(
                 )
             cache[imp.id] = imp
         else:
-            fb, _ = make_feedback_object(
-                learner, model, orders, np.asarray(imp.shown), _interleaving(imp), ev.payload
-            )
-            learner.update(ctx, orders, fb)
+            if learns_from(imp.extra):  # not a page of a comparison it did not produce
+                fb, _ = make_feedback_object(
+                    learner, model, orders, np.asarray(imp.shown), _interleaving(imp), ev.payload
+                )
+                resume_round(learner, imp.extra)
+                learner.update(ctx, orders, fb)
             cache.pop(imp.id, None)
             rounds += 1
     return rounds
@@ -149,6 +154,8 @@ class Ranker:
     _sizes: dict[str, int] = field(default_factory=dict)
     #: The memory of pending impressions, shared by every ranker of the service.
     budget: PendingBudget = field(default_factory=lambda: PendingBudget(64 << 20))
+    #: The live comparison with a candidate (:class:`oltr.serve.rollout.LiveComparison`).
+    candidate: Any = None
 
     def rank(self, features: Any) -> dict[str, Any]:
         """Rank one list; log it; return the impression, the shown order and propensities."""
@@ -174,7 +181,12 @@ class Ranker:
         learner = self.learner
         orders = np.asarray(learner.rank(ctx))  # after any check: the learner's RNG moves here
         shown, il = shown_list(self.definition, ctx.t, orders)
-        props = exploration_propensities(learner, ctx, shown, prop_depth) if il is None else {}
+        props = shown_propensities(learner, self.model, ctx, orders, shown, il, prop_depth)
+        extra = round_extra(learner)  # what a click learner's update needs of this round
+        if il is not None:
+            extra["interleaving"] = encode_state(il)
+        if self.candidate is not None:  # a comparison may show another page (rollout.py)
+            shown, props = self.candidate.on_rank(ctx, shown, props, extra)
         imp = Impression(
             ranker=self.name,
             id=f"{ctx.t}-{secrets.token_hex(4)}",
@@ -184,7 +196,7 @@ class Ranker:
             features=ctx.features,
             orders=orders.tolist(),
             shown=np.asarray(shown).tolist(),
-            extra={} if il is None else {"interleaving": encode_state(il)},
+            extra=extra,
             propensities=props,
             status="pending",
         )
@@ -222,17 +234,30 @@ class Ranker:
             raise RequestError(f"impression {impression!r} already has its feedback", 409)
         if imp.status == "expired":
             raise RequestError(f"impression {impression!r} expired before its feedback", 410)
-        orders = np.asarray(imp.orders, dtype=np.intp)
-        fb, credit = make_feedback_object(
-            self.learner, self.model, orders, np.asarray(imp.shown), _interleaving(imp), body
+        orders, own = np.asarray(imp.orders, dtype=np.intp), learns_from(imp.extra)
+        shown = np.asarray(imp.shown)
+        fb, credit = make_feedback_object(  # a comparison's page is checked as a list of P's
+            self.learner,
+            self.model,
+            orders if own else shown[None],
+            shown,
+            _interleaving(imp),
+            body,
         )
         try:
-            self.learner.update(_context(self.definition, imp), orders, fb)
+            if own:
+                resume_round(self.learner, imp.extra)
+                self.learner.update(_context(self.definition, imp), orders, fb)
             self.rounds += 1
             snapshot = None
             if self.rounds % self.snapshot_every == 0:
                 snapshot = (self.rounds, __version__, dumps_state(self.learner, __version__))
-            done = self.store.submit_feedback(self.name, impression, body, self.guard, snapshot)
+
+            def submit() -> Future[int]:
+                return self.store.submit_feedback(self.name, impression, body, self.guard, snapshot)
+
+            live = self.candidate
+            done = submit() if live is None else live.on_feedback(imp, body, ttl, submit)
         except Exception:
             self._reload()
             raise
@@ -295,6 +320,8 @@ class Ranker:
         self.learner, self.t, self.rounds = fresh.learner, fresh.t, fresh.rounds
         self._answering.clear()
         self.forget_all()
+        if self.candidate is not None:
+            self.candidate.reload()
 
 
 def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:

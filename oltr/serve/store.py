@@ -41,7 +41,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +108,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
 #: Whether the store is ``open`` or was ``closed`` cleanly (see :mod:`oltr.serve.storecheck`).
 _LIFECYCLE = "CREATE TABLE IF NOT EXISTS lifecycle (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 _SET_STATE = "INSERT OR REPLACE INTO lifecycle (key, value) VALUES ('state', ?)"
+_DECISIONS = "CREATE TABLE IF NOT EXISTS decisions (ranker TEXT, kind TEXT, event_seq, payload)"
+Guard = WriteGuard | None
 
 _INSERT_IMPRESSION = (
     "INSERT INTO impressions (ranker, id, t, created, n_items, n_features,"
@@ -274,6 +276,7 @@ class Store:
             writer = conns[0]
             writer.execute(_LIFECYCLE)
             writer.execute(_SET_STATE, ("open",))
+            writer.execute(_DECISIONS)
             # Through to the database file: a missing WAL after a crash then shows.
             writer.execute("PRAGMA wal_checkpoint(FULL)")
             writer.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job
@@ -316,6 +319,10 @@ class Store:
         finally:
             self._write_db.close()
             self._file_lock.release()
+
+    def submit_write(self, write: Callable[..., Any], guard: Guard = None) -> Future[Any]:
+        """Queue ``write`` (a function of the write connection) after every queued write."""
+        return self._group.submit(write, guard)
 
     def barrier(self) -> None:
         """Wait until every write submitted so far is committed (or failed)."""
@@ -361,6 +368,7 @@ class Store:
                 ("impressions", "ranker"),
                 ("events", "ranker"),
                 ("snapshots", "ranker"),
+                ("decisions", "ranker"),
             ):
                 db.execute(f"DELETE FROM {table} WHERE {key} = ?", (name,))
 
