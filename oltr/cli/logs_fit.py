@@ -70,6 +70,7 @@ def fit(
     ] = None,
 ) -> None:
     """Fit a ranker to a click log (counterfactual learning to rank); write the model file."""
+    from oltr.cli.logs_propensities import stream_counts
     from oltr.data import load_letor
     from oltr.errors import InputError
     from oltr.learners.counterfactual import (
@@ -87,11 +88,14 @@ def fit(
         raise InputError("give --propensities or --method, not both")
     theta: Any = None if propensities is None else read_propensities(propensities)
     dataset = load_letor(data)
-    bound = bind(read_log(log), dataset)
+    if method in ("harvesting", "randomization"):  # these read loggers or whole lists
+        bound: Any = bind(read_log(log), dataset)
+    else:  # counts from a streamed log: memory does not grow with the log
+        bound, _ = stream_counts(log, dataset, None, by_logger=False)
     if method is not None:
         from oltr.estimators import estimate_propensities
 
-        theta = estimate_propensities(bound, method, rng=seed, n_bootstrap=0)
+        theta = estimate_propensities(bound, method, rng=seed, n_bootstrap=0, dataset=dataset)
     provenance: dict[str, Any] = {"log": str(log), "dataset": str(data), "seed": seed}
     if method is not None:
         provenance["propensity_method"] = method

@@ -40,15 +40,21 @@ def stream_counts(
 
     from oltr.logs.binding import PositionCounts, bind, position_counts
     from oltr.logs.io import iter_log
+    from oltr.logs.schema import LogFormatError
 
     totals: dict[str, list[Any]] = {}
     k = n_positions or 1
     n = 0
     for chunk in iter_log(path, batch_rows=CHUNK_ROWS):
-        n += chunk.n_impressions
         if n_positions is None:
             k = max(k, int(chunk.list_lengths.max()))
-        counts = position_counts(bind(chunk, dataset), k, by_logger=by_logger)
+        try:
+            counts = position_counts(bind(chunk, dataset), k, by_logger=by_logger)
+        except LogFormatError as exc:  # name the row in the file, not in the chunk
+            row = None if exc.row is None else exc.row + n
+            message = str(exc).split(": ", 1)[-1]
+            raise LogFormatError(message, row=row, column=exc.column, source=str(path)) from None
+        n += chunk.n_impressions
         names = counts.logger_names or ("",)
         clicks = counts.clicks if by_logger else counts.clicks[None]
         shown = counts.shown if by_logger else counts.shown[None]
