@@ -5,7 +5,10 @@ ranker that a simulated user drives for a few hundred rounds (a LETOR stream
 and top-3 feedback, the end-to-end test's user); Debian's chromium, driven by
 Playwright, opens ``/ui/#token=…`` and the test reads the page: the ranker in
 the list, the rounds, the bars of the by-position chart and the quality curve's
-latest point, which moves once more feedback comes. Playwright never downloads
+latest point, which moves once more feedback comes. A second ranker gets a truly
+better candidate, interleaved on every request under a guarded rollout, and is
+driven until the rule promotes it: the page's comparison panel, the interval it
+draws and its rollout table must say what the JSON routes say. Playwright never downloads
 a browser here: it launches ``/usr/bin/chromium`` (``apt-get install chromium``).
 
 Run as a script, it writes the screenshot of the documentation::
@@ -31,6 +34,8 @@ import pytest
 
 from oltr.build import make_env, make_feedback
 from oltr.client import OltrClient
+from oltr.envs.stream import LetorStreamEnv
+from oltr.feedback import TopKFeedback
 from oltr.random import child_rng
 from oltr.types import RunGenerators
 
@@ -93,8 +98,52 @@ class User:
             self.t += 1
             ctx = self.env.observe(self.t)
             out = self.client.rank(self.name, ctx.features)
-            labels = self.env.feedback(np.asarray([out["order"]]), self.rngs).labels[0]
+            revealed = self.env.feedback(np.asarray([out["order"]]), self.rngs)
+            assert isinstance(revealed, TopKFeedback)
+            labels = revealed.labels[0]
             self.client.feedback(self.name, out["impression"], labels=labels.tolist())
+
+
+def fixed_pair() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Definitions of a worse production ranker and a truly better candidate (top-k feedback).
+
+    The synthetic data's hidden utility is ``(X − ½) w + …`` with sparse ``w``
+    (:func:`oltr.data.synthetic.synthetic_letor`): ranking by the feature of the most
+    negative weight puts low utility first, ranking by a feature of the largest
+    (non-negative) weight does not, so the candidate wins the interleaved duels.
+    """
+    env = make_env(ENV, ENV_PARAMS)
+    assert isinstance(env, LetorStreamEnv)
+    w = np.asarray(env.data().hidden_weights)
+    assert w.min() < 0 <= w.max()  # the data set of ENV_PARAMS has a harmful feature
+    base = {k: v for k, v in DEFINITION.items() if k not in ("learner", "params", "horizon")}
+    worse = {**base, "learner": "fixed", "params": {"feature": int(np.argmin(w))}}
+    better = {**base, "learner": "fixed", "params": {"feature": int(np.argmax(w))}}
+    return worse, better
+
+
+#: The guarded rollout of the tests and the screenshot: every request interleaved, promotion
+#: once the lower bound of the advantage is above 0 after at least 100 compared impressions.
+CANDIDATE = {"mode": "interleaved", "share": 1.0, "rollout": {"min_impressions": 100}}
+
+
+def attach(url: str, name: str, candidate: str) -> None:
+    """Attach ``candidate`` to ranker ``name`` under :data:`CANDIDATE`'s rule."""
+    answer = httpx.put(
+        f"{url}/rankers/{name}/candidate",
+        json={"ranker": candidate, **CANDIDATE},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert answer.status_code == 201, answer.text
+
+
+def promote(user: User, url: str, limit: int = 400) -> int:
+    """Drive ``user``'s rounds, ten at a time, until the candidate is promoted; its rounds."""
+    while user.t < limit:
+        user.rounds(10)
+        if _stats(url, user.name)["comparison"]["phase"] == "promoted":
+            return user.t
+    raise AssertionError(f"no promotion within {limit} rounds")
 
 
 def _stats(url: str, name: str) -> Any:
@@ -108,8 +157,12 @@ def _chart(page: Any, canvas: str) -> Any:
     return page.evaluate(
         """(id) => {
             const chart = Chart.getChart(id);
+            const meta = chart.getDatasetMeta(0);
             return {labels: chart.data.labels, data: chart.data.datasets[0].data,
-                    drawn: chart.getDatasetMeta(0).data.length,
+                    more: chart.data.datasets.slice(1).map((d) => d.data),
+                    drawn: meta.data.length,
+                    spans: meta.data.map((e) => Math.abs(e.x - e.base)),
+                    zero: chart.scales.x ? chart.scales.x.getPixelForValue(0) : null,
                     width: chart.width, height: chart.height};
         }""",
         canvas,
@@ -189,6 +242,120 @@ def test_the_page_shows_what_the_ranker_did(browser: Any, tmp_path: Path) -> Non
         assert problems == []
 
 
+def test_the_page_shows_the_comparison_and_the_promotion(browser: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    worse, better = fixed_pair()
+    with serving(tmp_path / "s.db") as url, OltrClient(url, token=TOKEN) as client:
+        client.put_ranker("prod", **worse)
+        client.put_ranker("cand", **better)
+        attach(url, "prod", "cand")
+        user = User(client, "prod")
+        user.rounds(10)
+        page = browser.new_page(viewport={"width": 1280, "height": 1400})
+        problems: list[str] = []
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.goto(f"{url}/ui/?ranker=prod&refresh=60#token={TOKEN}")
+        rule = page.locator("#comparison-rule")
+        expect(rule).to_have_text(
+            "Needs 90 more compared impressions (10 of 100) before a promotion."
+        )
+        assert rule.get_attribute("data-state") == "needs-more"
+        expect(page.locator("#rollout-table tbody tr")).to_have_count(1)  # the attachment
+
+        rounds = promote(user, url)
+        user.rounds(20)  # the promoted phase has numbers of its own
+        page.reload()  # the address has no token now: the tab's sessionStorage keeps it
+        expect(page.locator("#comparison-view")).to_be_visible()
+        expect(page.locator("#comparison-body")).to_be_hidden()
+        stats = _stats(url, "prod")  # at rest: no request comes while the page is read
+        cmp = stats["comparison"]
+        assert cmp["phase"] == "promoted" and cmp["serving"] == "cand"
+        expect(page.locator("#comparison-title")).to_contain_text("cand against prod")
+        expect(page.locator("#comparison-title")).to_contain_text("interleaved, 100% of requests")
+        expect(page.locator("#comparison-title")).to_contain_text("promoted, serving cand")
+
+        # The numbers a person reads: the exact values, and their text to the shown digits
+        # (4 decimals: a difference of at most half a unit of the last digit, 5e-5).
+        def shown(key: str) -> tuple[str, float]:
+            cell = page.locator(f"#cmp-{key}")
+            return cell.inner_text(), float(cell.get_attribute("data-value") or "nan")
+
+        for key in ("impressions", "wins", "losses", "ties"):
+            assert shown(key) == (str(cmp[key]), cmp[key])
+        text, value = shown("advantage")
+        assert value == cmp["advantage"]["estimate"]
+        assert abs(float(text) - value) <= 5e-5
+        lo, hi = cmp["advantage"]["interval"]
+        interval = page.locator("#cmp-interval").inner_text()
+        got = [float(x) for x in interval.strip("[]").split(",")]
+        assert abs(got[0] - lo) <= 5e-5 and abs(got[1] - hi) <= 5e-5
+        expect(page.locator("#comparison-numbers")).to_contain_text("95% interval")
+        expect(rule).to_have_attribute("data-state", "promoted")
+        expect(rule).to_contain_text("Promoted: cand serves the route")
+
+        # The interval chart: the promotion's interval, then the running one, as bars.
+        decisions = [s for s in stats["rollout"] if s["kind"] == "promote"]
+        assert len(decisions) == 1
+        step = decisions[0]
+        # Every request is compared and answered: the promoted phase counts afresh the rest.
+        assert cmp["impressions"] == user.t - step["impressions"] >= 20
+        chart = _chart(page, "interval")
+        assert chart["labels"] == [
+            f"promote at {step['impressions']}",
+            f"now (promoted), {cmp['impressions']}",
+        ]
+        assert chart["data"] == [step["interval"], cmp["advantage"]["interval"]]
+        assert chart["more"] == [[step["estimate"], cmp["advantage"]["estimate"]]]
+        assert chart["drawn"] == 2 and min(chart["spans"]) > 10  # each a bar of visible width
+        assert step["interval"][0] > 0  # the rule: the promotion's lower bound above the margin
+
+        # The rollout table: the attachment, then the promotion with its numbers.
+        rows = page.locator("#rollout-table tbody tr")
+        expect(rows).to_have_count(2)
+        assert [rows.nth(i).get_attribute("data-kind") for i in range(2)] == ["attach", "promote"]
+        cells = rows.nth(1).locator("td").all_inner_texts()
+        assert cells[1:5] == [
+            "promote",
+            "cand",
+            str(step["impressions"]),
+            f"{step['wins']} / {step['losses']} / {step['ties']}",
+        ]
+        assert abs(float(cells[5]) - step["estimate"]) <= 5e-5
+        low, high = (float(x) for x in cells[6].strip("[]").split(","))
+        assert abs(low - step["interval"][0]) <= 5e-5 and abs(high - step["interval"][1]) <= 5e-5
+        assert cells[7] == step["rule"] and step["rule"].startswith("lower bound")
+        assert CANDIDATE["rollout"]["min_impressions"] <= step["impressions"] <= rounds  # type: ignore[index]
+
+        # Rolled back by hand, then replaced by a shadow comparison: the page follows.
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        back = httpx.post(f"{url}/rankers/prod/rollout", json={"action": "rollback"}, headers=auth)
+        assert back.status_code == 200, back.text
+        page.reload()
+        expect(rule).to_have_attribute("data-state", "rolled-back")
+        expect(rule).to_have_text("Rolled back: prod serves the route again.")
+        expect(rows).to_have_count(3)
+        cells = rows.nth(2).locator("td").all_inner_texts()
+        assert cells[1] == "rollback" and cells[7] == "by hand (POST …/rollout)"
+        assert httpx.delete(f"{url}/rankers/prod/candidate", headers=auth).status_code == 204
+        shadow = {"ranker": "cand", "mode": "shadow"}
+        assert httpx.put(f"{url}/rankers/prod/candidate", json=shadow, headers=auth).is_success
+        User(client, "prod").rounds(5)
+        page.reload()
+        cmp = _stats(url, "prod")["comparison"]
+        expect(rule).to_have_attribute("data-state", "report-only")
+        assert shown("impressions") == ("5", 5) and cmp["impressions"] == 5
+        assert shown("agree-top")[1] == cmp["agree_top"]["rate"]
+        # a fixed production ranker logs no list probabilities: no advantage to draw
+        assert cmp["off_policy"] is None and _chart(page, "interval")["data"] == []
+        expect(page.locator("#interval-caption")).to_contain_text("no advantage is estimable")
+        expect(rows).to_have_count(5)  # attach, promote, rollback, detach, attach
+        kinds = [rows.nth(i).get_attribute("data-kind") for i in range(5)]
+        assert kinds == ["attach", "promote", "rollback", "detach", "attach"]
+        assert problems == []
+
+
 def test_without_the_token_the_page_asks_for_it(browser: Any, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
@@ -215,9 +382,16 @@ def _screenshot(path: Path) -> None:
         serving(Path(tmp) / "s.db") as url,
         OltrClient(url, token=TOKEN) as client,
     ):
-        client.put_ranker("web", **DEFINITION)
-        client.put_ranker("web-candidate", **{**DEFINITION, "seed": 6})
-        User(client, "web").rounds(600)
+        worse, better = fixed_pair()
+        client.put_ranker("web", **worse)
+        client.put_ranker("web-candidate", **better)
+        client.put_ranker("web-rtopk", **DEFINITION)
+        User(client, "web-rtopk").rounds(100)
+        user = User(client, "web")
+        user.rounds(200)  # before the comparison: the production ranker alone
+        attach(url, "web", "web-candidate")
+        promote(user, url, limit=user.t + 400)
+        user.rounds(60)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, headless=True)
             page = browser.new_page(viewport={"width": 1200, "height": 600})
