@@ -3,8 +3,11 @@
 The posteriors are checked against Bayes' rule by enumerating (E, R); the EM
 fixed point against a closed form (counts that a PBM fits exactly) and, on
 generic counts, against the stationarity of the likelihood it maximises; the
-regression EM against the true θ_k of a simulated log of one deterministic
-logger on MQ2008, within 4 bootstrap standard errors.
+regression EM against the true θ_k of simulated MQ2008 logs: within 4 bootstrap
+standard errors on a log of one deterministic logger, and within the accuracy
+bar (10% of θ_k at positions 2–10, plus the sampling error of a smaller log) on
+a log of two Ranking SVM loggers; the gradient-boosted-trees regression on
+counts whose relevance is a step function of a feature.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from oltr.errors import InputError
 from oltr.estimators.em import em_problem, log_likelihood, posteriors
 from oltr.estimators.propensity import estimate_propensities
 from oltr.logs import PositionCounts, bind
-from oltr.logs.simulate import simulate_log, true_propensities
+from oltr.logs.simulate import simulate_log, train_logger, true_propensities
 
 K = 10
 
@@ -117,8 +120,9 @@ def test_regression_em_recovers_theta_from_one_deterministic_logger(
     # probability 6e-5 per position, 1.2e-3 over the 2 × 9 positions; SE from 20
     # replicates is itself within ~±30% (relative sd 1/√40), which 4 SE absorbs.
     # The logistic regression's misfit biases θ̂ low at deep positions (it does not
-    # shrink with sessions: measured up to 2.2 SE, -18% at k = 9, for η = 2 at 10^6
-    # sessions); at 10^5 sessions it stays well inside 4 SE.
+    # shrink with sessions: measured -11% to -18% at k = 8..9, about 2 SE, for
+    # η = 1, 2 at 10^6 sessions of one logger: the 10% bar is not met on such a
+    # log); at 10^5 sessions it stays well inside 4 SE.
     z = np.abs(est.theta[1:] - truth[1:]) / est.standard_error[1:]
     assert np.all(z <= 4.0), (est.theta, truth, est.standard_error)
     # And the estimate is informative: SE well below the spread of θ itself.
@@ -160,3 +164,83 @@ def test_per_document_em_recovers_theta_when_documents_move() -> None:
     # (P(<= 2 of 5 | 0.95 each, independent) = 1.2e-3).
     covered = (est.ci[1:, 0] <= theta[1:]) & (theta[1:] <= est.ci[1:, 1])
     assert covered.sum() >= 3, (est.ci, theta)
+
+
+#: Sessions of the accuracy-bar test: a tenth of the bar's 10^6, simulated in ~1 s.
+BAR_SESSIONS = 100_000
+
+
+@pytest.fixture(scope="module")
+def two_svm_loggers(mq2008: LetorDataset) -> np.ndarray:
+    """The two Ranking SVM loggers (seeds 0 and 1) of the intervention-harvesting logs."""
+    return np.stack([train_logger(mq2008, rng=i) for i in range(2)])
+
+
+@pytest.mark.parametrize("eta", [1.0, 2.0])
+def test_regression_em_meets_the_accuracy_bar_on_a_two_logger_log(
+    mq2008: LetorDataset, two_svm_loggers: np.ndarray, eta: float
+) -> None:
+    # The bar: within 10% of θ_k at positions 2..10 from 10^6 PBM sessions.
+    # Measured at 10^6 sessions of these two loggers: at most 5.1% (η = 1) and
+    # 7.5% (η = 2). Here, on a log of 10^5 sessions, the estimate also carries
+    # the sampling error of the smaller log, so the check is
+    # |θ̂_k − θ_k| <= 0.10 θ_k + 3 SE_k: an estimator whose bias meets the bar
+    # fails only through a sampling deviation beyond 3 SE (probability 2.7e-3
+    # per position for a normal estimator, < 2.5% over the 2 × 9 positions;
+    # SE from 20 replicates is within ~±16%, relative sd 1/√40). A bias of
+    # a few tens of percent (the logistic fit on a log of one logger at deep
+    # positions is -11% to -18%; a start that leaves θ flat is +100% and more)
+    # is detected once it exceeds 10% + 3 SE.
+    log = simulate_log(mq2008, two_svm_loggers, n_sessions=BAR_SESSIONS, eta=eta, top_k=K, rng=12)
+    est = estimate_propensities(bind(log, mq2008), "em", n_bootstrap=20, rng=5)
+    truth = true_propensities("pbm", eta, K)
+    assert est.converged and est.details["regressor"] == "logistic"
+    allowed = 0.10 * truth[1:] + 3.0 * est.standard_error[1:]
+    error = np.abs(est.theta[1:] - truth[1:])
+    assert np.all(error <= allowed), (est.theta, truth, est.standard_error)
+
+
+def test_gbdt_regression_em_recovers_theta_when_relevance_is_a_step_function() -> None:
+    # 40 queries of 6 documents, each shown 400 times at each of 6 positions,
+    # clicks ~ Binomial(400, θ_k γ_d) with γ_d a step function of one feature
+    # (4 levels): a tree represents it exactly, so the GBDT regression EM's
+    # only error is sampling error. 4-SE rule as above (false alarm ~3e-4 over
+    # 5 positions for a normal estimator).
+    rng = np.random.default_rng(22)
+    n_q, m, k = 40, 6, 6
+    theta = 1.0 / np.arange(1, k + 1)
+    level = rng.integers(0, 4, size=n_q * m)
+    gamma = np.array([0.05, 0.3, 0.6, 0.9])[level]
+    shown = np.full((n_q * m, k), 400.0)
+    clicks = rng.binomial(400, gamma[:, None] * theta[None, :]).astype(float)
+    ds = LetorDataset(
+        features=np.column_stack([level.astype(float), rng.standard_normal(n_q * m)]),
+        relevance=np.zeros(n_q * m, dtype=np.int64),
+        qids=np.arange(n_q),
+        offsets=np.arange(0, n_q * m + 1, m),
+    )
+    est = estimate_propensities(
+        PositionCounts(clicks, shown),
+        "em",
+        regressor="gbdt",
+        tree_options={"steps": 3, "bootstrap_steps": 1, "min_samples_leaf": 20},
+        dataset=ds,
+        n_bootstrap=20,
+        rng=6,
+    )
+    assert est.details["regressor"] == "gbdt" and est.details["tree_refits"] >= 1
+    z = np.abs(est.theta[1:] - theta[1:]) / est.standard_error[1:]
+    assert np.all(z <= 4.0), (est.theta, theta, est.standard_error)
+
+
+def test_unknown_regressor_and_tree_options_are_refused() -> None:
+    counts = _counts([[5, 1], [1, 2]], [[10, 10], [10, 10]])
+    features = np.array([[0.0], [1.0]])
+    with pytest.raises(InputError, match="unknown regressor 'forest'"):
+        em_problem(counts, features=features, regressor="forest")
+    with pytest.raises(InputError, match="unknown tree option 'depth'"):
+        em_problem(counts, features=features, regressor="gbdt", tree_options={"depth": 3})
+    with pytest.raises(InputError, match="trees must be an int >= 1"):
+        em_problem(counts, features=features, regressor="gbdt", tree_options={"trees": 0})
+    with pytest.raises(InputError, match="needs relevance='regression'"):
+        em_problem(counts, relevance="per-document", regressor="gbdt")
