@@ -41,7 +41,7 @@ from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.types import Configurable, Context, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_n_runs
 
-__all__ = ["FeatureScorer", "FeedbackT", "Learner", "ParameterDueler"]
+__all__ = ["FeatureScorer", "FeedbackT", "Learner", "ParameterDueler", "ResumableRound"]
 
 #: The feedback kind a learner consumes (its ``update`` is typed with it).
 FeedbackT = TypeVar("FeedbackT", bound=Feedback)
@@ -120,6 +120,27 @@ class Learner(Configurable, ABC, Generic[FeedbackT]):
     def _test_params(cls) -> Iterator[dict[str, Any]]:
         """Small hyperparameter settings for the conformance suite."""
         yield {}
+
+
+class ResumableRound:
+    """A learner whose :meth:`update` needs what its latest ``rank`` drew (scores, candidates).
+
+    A service that shows several lists before their clicks come back keeps
+    :meth:`round_state` with each list and hands it back with
+    :meth:`resume_round` just before that list's update; a loop that
+    alternates rank and update never needs it. ``_round_attr`` names the
+    attribute that holds the round.
+    """
+
+    _round_attr: ClassVar[str] = "_last"
+
+    def round_state(self) -> Any:
+        """What :meth:`update` needs of the latest ``rank`` (``None`` once it has learned)."""
+        return getattr(self, self._round_attr)
+
+    def resume_round(self, state: Any) -> None:
+        """Make ``state`` (from :meth:`round_state`) the round the next ``update`` learns."""
+        setattr(self, self._round_attr, state)
 
 
 @runtime_checkable

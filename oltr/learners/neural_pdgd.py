@@ -51,7 +51,7 @@ from oltr.errors import NumericalError
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.kernels import njit
-from oltr.learners.base import Learner
+from oltr.learners.base import Learner, ResumableRound
 from oltr.learners.pdgd import pdgd_score_gradient
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -190,7 +190,7 @@ def mlp_backward(
 
 
 @register_learner("pdgd-neural")
-class NeuralPDGD(Learner[ClickFeedback]):
+class NeuralPDGD(ResumableRound, Learner[ClickFeedback]):
     """PDGD with a one-hidden-layer sigmoid network as the scorer, learning from clicks.
 
     Samples the shown list from the Plackett–Luce model of the network's scores
@@ -295,20 +295,6 @@ class NeuralPDGD(Learner[ClickFeedback]):
             raise AttributeError("the networks are set at the first rank() call")
         scores, _ = mlp_forward(*self._params, features)
         return scores
-
-    def round_state(self) -> Any:
-        """What :meth:`update` needs of the latest :meth:`rank` (``None`` once it has learned).
-
-        A service that shows several lists before their clicks come back keeps
-        this with each list and hands it back with :meth:`resume_round` just
-        before that list's update; a loop that alternates rank and update never
-        needs it.
-        """
-        return self._last
-
-    def resume_round(self, state: Any) -> None:
-        """Make ``state`` (from :meth:`round_state`) the round the next :meth:`update` learns."""
-        self._last = state
 
     def rank(self, context: Context) -> Orders:
         """A Plackett–Luce sample of every run's order (Gumbel-max), shape (B, m)."""

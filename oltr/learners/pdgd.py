@@ -45,6 +45,7 @@ import numpy as np
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.kernels import njit
+from oltr.learners.base import ResumableRound
 from oltr.learners.linear import LinearRanker
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -142,7 +143,7 @@ def _pair_coefficients_runs(
 
 
 @register_learner("pdgd")
-class PDGD(LinearRanker[ClickFeedback]):
+class PDGD(ResumableRound, LinearRanker[ClickFeedback]):
     """Pairwise Differentiable Gradient Descent with a linear scorer, learning from clicks.
 
     Samples the shown list from the Plackett–Luce model of its scores and steps
@@ -186,20 +187,6 @@ class PDGD(LinearRanker[ClickFeedback]):
     def _test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"eta": 0.5, "lr_decay": 0.99}
-
-    def round_state(self) -> Any:
-        """What :meth:`update` needs of the latest :meth:`rank` (``None`` once it has learned).
-
-        A service that shows several lists before their clicks come back keeps
-        this with each list and hands it back with :meth:`resume_round` just
-        before that list's update; a loop that alternates rank and update never
-        needs it.
-        """
-        return self._last
-
-    def resume_round(self, state: Any) -> None:
-        """Make ``state`` (from :meth:`round_state`) the round the next :meth:`update` learns."""
-        self._last = state
 
     def rank(self, context: Context) -> Orders:
         """A Plackett–Luce sample of every run's order (Gumbel-max), shape (B, m)."""

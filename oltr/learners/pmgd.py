@@ -47,6 +47,7 @@ from oltr.clicks.multileaving import multileave_one, preference_vs_first, rank_w
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.kernels import njit
+from oltr.learners.base import ResumableRound
 from oltr.learners.linear import LinearRanker, batch_scores
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
@@ -143,7 +144,7 @@ def fill_order(shown: NDArray[np.intp], base: NDArray[np.intp]) -> NDArray[np.in
 
 
 @register_learner("p-mgd")
-class PMGD(LinearRanker[ClickFeedback]):
+class PMGD(ResumableRound, LinearRanker[ClickFeedback]):
     """Multileave gradient descent: compare n candidates at once, move to their mean winner.
 
     Parameters
@@ -170,6 +171,8 @@ class PMGD(LinearRanker[ClickFeedback]):
     ----------
     Schuth et al. 2016, WSDM, Algorithm 1 and §5.
     """
+
+    _round_attr = "_round"
 
     requires = FeedbackRequirement("clicks")
 
@@ -213,20 +216,6 @@ class PMGD(LinearRanker[ClickFeedback]):
     def _test_params(cls) -> Iterator[dict[str, Any]]:
         yield {"n_candidates": 4, "k": 3}
         yield {"n_candidates": 1, "method": "team_draft", "eta": 0.1}
-
-    def round_state(self) -> Any:
-        """What :meth:`update` needs of the latest :meth:`rank` (``None`` once it has learned).
-
-        A service that shows several lists before their clicks come back keeps
-        this with each list and hands it back with :meth:`resume_round` just
-        before that list's update; a loop that alternates rank and update never
-        needs it.
-        """
-        return self._round
-
-    def resume_round(self, state: Any) -> None:
-        """Make ``state`` (from :meth:`round_state`) the round the next :meth:`update` learns."""
-        self._round = state
 
     def rank(self, context: Context) -> Orders:
         """The multileaved page on top, then the rest in the current ranker's order."""
