@@ -10,10 +10,7 @@ from __future__ import annotations
 import math
 import os
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ import httpx
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from live_server import free_port, start_server, wait_healthy
 from scipy.stats import binom
 
 from oltr.build import make_learner
@@ -323,28 +321,6 @@ def test_a_decision_lost_between_its_feedback_and_its_write_is_taken_at_restart(
 # -- kill -9 ---------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(store: Path, port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(store), "--port", str(port)]
-    cmd += ["--snapshot-every", "7", "--sync", "NORMAL"]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait(client: OltrClient, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            if client.health():
-                return
-        except Exception:  # not listening yet
-            time.sleep(0.05)
-    raise TimeoutError("the service did not start in time")
-
-
 def _round(client: OltrClient, rng: np.random.Generator) -> None:
     x = _x(rng)
     out = client.rank("prod", x.tolist())
@@ -354,8 +330,8 @@ def _round(client: OltrClient, rng: np.random.Generator) -> None:
 
 
 def test_kill_9_then_restart_gives_the_same_comparison_and_decisions(tmp_path: Path) -> None:
-    store, port = tmp_path / "s.db", _free_port()
-    proc = _start(store, port)
+    store, port = tmp_path / "s.db", free_port()
+    proc = start_server(store, port)
     client = OltrClient(f"http://127.0.0.1:{port}", timeout=30)
     http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
@@ -367,7 +343,7 @@ def test_kill_9_then_restart_gives_the_same_comparison_and_decisions(tmp_path: P
     rng = np.random.default_rng(5)
     rule = {"min_impressions": 20, "margin": 0.0}
     try:
-        _wait(client, time.monotonic() + 60)
+        wait_healthy(client, time.monotonic() + 60)
         client.put_ranker("prod", **_fixed(0))
         client.put_ranker("cand", **_fixed(1))
         body = {"ranker": "cand", "share": 0.6, "rollout": rule}
@@ -378,8 +354,8 @@ def test_kill_9_then_restart_gives_the_same_comparison_and_decisions(tmp_path: P
         history = get("/rankers/prod/rollout")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-        proc = _start(store, port)
-        _wait(client, time.monotonic() + 60)
+        proc = start_server(store, port)
+        wait_healthy(client, time.monotonic() + 60)
         assert get("/rankers/prod/comparison") == before
         assert get("/rankers/prod/rollout") == history
         _round(client, rng)  # and it goes on

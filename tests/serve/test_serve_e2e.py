@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 import uvicorn
+from live_server import free_port, start_server, wait_healthy
 
 from oltr.build import make_env, make_feedback, make_learner
 from oltr.client import OltrClient
@@ -29,32 +28,16 @@ ENV = "letor-stream-v1"
 ENV_PARAMS = {"n_queries": 25, "n_features": D, "data_seed": 2}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(client: OltrClient, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            if client.health():
-                return
-        except Exception:  # not listening yet
-            time.sleep(0.05)
-    raise TimeoutError("the service did not start in time")
-
-
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[OltrClient]:
     """A uvicorn server in a thread on an ephemeral port of 127.0.0.1."""
-    port = _free_port()
+    port = free_port()
     app = create_app(ServeSettings(store=tmp_path / "s.db"))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     client = OltrClient(f"http://127.0.0.1:{port}")
-    _wait(client, time.monotonic() + 20)
+    wait_healthy(client, time.monotonic() + 20)
     yield client
     client.close()
     server.should_exit = True
@@ -113,20 +96,14 @@ def test_simulated_user_over_http_gives_the_simulator_result(live: OltrClient) -
     assert np.abs(expected_w).sum() > 0  # it did learn something
 
 
-def _start(store: Path, port: int, sync: str = "NORMAL") -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(store), "--port", str(port)]
-    cmd += ["--snapshot-every", "7", "--sync", sync]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
 def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    store, port = tmp_path / "s.db", _free_port()
+    store, port = tmp_path / "s.db", free_port()
     env, fb_rngs = _user()
     contexts, labels, events = [], [], []  # what the service acknowledged, in order
-    proc = _start(store, port)
+    proc = start_server(store, port, stderr=subprocess.PIPE)
     client = OltrClient(f"http://127.0.0.1:{port}")
     try:
-        _wait(client, time.monotonic() + 60)
+        wait_healthy(client, time.monotonic() + 60)
         client.put_ranker("k", **_definition())
         pending = None
         for t in range(1, 41):
@@ -143,8 +120,8 @@ def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
             events.append(("feedback", t - 1))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-        proc = _start(store, port)
-        _wait(client, time.monotonic() + 60)
+        proc = start_server(store, port, stderr=subprocess.PIPE)
+        wait_healthy(client, time.monotonic() + 60)
         assert pending is not None
         client.feedback("k", pending, labels=labels[-1])
         events.append(("feedback", 39))
@@ -182,14 +159,14 @@ def test_concurrent_feedbacks_are_all_durable_after_kill_9_in_their_logged_order
 ) -> None:
     """Many feedbacks in flight at once (their writes share commits): every acknowledged one
     survives SIGKILL, and replaying the log in its order gives the live learner bit for bit."""
-    store, port, n, senders = tmp_path / "s.db", _free_port(), 48, 8
+    store, port, n, senders = tmp_path / "s.db", free_port(), 48, 8
     url = f"http://127.0.0.1:{port}"
     rng = np.random.default_rng(3)
-    proc = _start(store, port, sync="FULL")
+    proc = start_server(store, port, sync="FULL", stderr=subprocess.PIPE)
     client = OltrClient(url)
     acked: list[str] = []
     try:
-        _wait(client, time.monotonic() + 60)
+        wait_healthy(client, time.monotonic() + 60)
         client.put_ranker("c", **_definition())
         shown = [client.rank("c", rng.random((8, D)))["impression"] for _ in range(n)]
         lock = threading.Lock()
@@ -210,8 +187,8 @@ def test_concurrent_feedbacks_are_all_durable_after_kill_9_in_their_logged_order
         live = client.ranker("c")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-        proc = _start(store, port, sync="FULL")
-        _wait(client, time.monotonic() + 60)
+        proc = start_server(store, port, sync="FULL", stderr=subprocess.PIPE)
+        wait_healthy(client, time.monotonic() + 60)
         restarted = client.ranker("c")
     finally:
         client.close()

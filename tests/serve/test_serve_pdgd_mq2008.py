@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from live_server import free_port, start_server, wait_healthy
 
 from oltr.build import make_env, make_feedback, make_learner
 from oltr.client import OltrClient
@@ -38,30 +36,6 @@ FOLD1 = Path("LETOR4.0") / "MQ2008" / "Fold1" / "train.txt.gz"
 FEEDBACK = ("clicks", {"click_model": "navigational", "n_grades": 3, "k": 10})
 
 pytestmark = pytest.mark.shared_data
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(store: Path, port: int) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(store), "--port", str(port)]
-    # NORMAL: every commit survives a crash of the process (what SIGKILL is); a snapshot
-    # every 97 rounds, so the restart replays events after the latest one.
-    cmd += ["--snapshot-every", "97", "--sync", "NORMAL"]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait(client: OltrClient, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            if client.health():
-                return
-        except Exception:  # not listening yet
-            time.sleep(0.05)
-    raise TimeoutError("the service did not start in time")
 
 
 def _user(path: Path) -> tuple[Any, RunGenerators]:
@@ -92,13 +66,13 @@ def test_served_pdgd_on_mq2008_equals_the_runner_across_kill_9(
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     expected_orders, expected_w = _in_process(path)
-    store, port = tmp_path / "s.db", _free_port()
+    store, port = tmp_path / "s.db", free_port()
     env, fb_rngs = _user(path)
-    proc = _start(store, port)
+    proc = start_server(store, port, snapshot_every=97)
     client = OltrClient(f"http://127.0.0.1:{port}", timeout=30)
     served_ndcg: list[float] = []
     try:
-        _wait(client, time.monotonic() + 60)
+        wait_healthy(client, time.monotonic() + 60)
         client.put_ranker(
             "pdgd", learner="pdgd", feedback=FEEDBACK[0], feedback_params=FEEDBACK[1],
             n_features=46, seed=SEED,
@@ -113,8 +87,8 @@ def test_served_pdgd_on_mq2008_equals_the_runner_across_kill_9(
             if t == N // 2:  # shown, clicks not sent yet: crash and come back
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
-                proc = _start(store, port)
-                _wait(client, time.monotonic() + 60)
+                proc = start_server(store, port, snapshot_every=97)
+                wait_healthy(client, time.monotonic() + 60)
                 assert client.ranker("pdgd")["rounds"] == t - 1
             client.feedback("pdgd", out["impression"], clicks=clicks)
         info = client.ranker("pdgd")
