@@ -267,8 +267,9 @@ def replay(
         str, typer.Option(help="With --candidate: clicks, ctr@k or dcg@k (clicks@k too).")
     ] = "clicks",
     interval: Annotated[
-        str, typer.Option(help="With --candidate: bca (bootstrap) or bernstein.")
-    ] = "bca",
+        str,
+        typer.Option(help="With --candidate: studentized or bca (bootstrap), or bernstein."),
+    ] = "studentized",
     alpha: Annotated[float, typer.Option(help="With --candidate: 1 - coverage.")] = 0.05,
     as_json: Annotated[
         bool, typer.Option("--json", help="With --candidate: print the numbers as JSON.")
@@ -298,8 +299,8 @@ def replay(
             _fail(ValueError("--candidate and --learner are two ways to judge: give one"))
         if estimator not in ("all", "ips", "snips", "pbm-ips", "cascade-dr"):
             _fail(ValueError("--estimator must be ips, snips, pbm-ips, cascade-dr or all"))
-        if interval not in ("bca", "bernstein"):
-            _fail(ValueError(f"--interval must be bca or bernstein, got {interval!r}"))
+        if interval not in ("studentized", "bca", "bernstein"):
+            _fail(ValueError(f"--interval must be studentized, bca or bernstein, got {interval!r}"))
         if not store.is_file():
             _fail(FileNotFoundError(f"store {store}: no such file"))
         opts = {"estimator": estimator, "metric": metric, "interval": interval, "alpha": alpha}

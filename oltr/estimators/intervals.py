@@ -1,4 +1,4 @@
-"""Intervals for off-policy estimates: bootstrap (BCa, percentile), empirical Bernstein, normal.
+"""Intervals for off-policy estimates: bootstrap (BCa, percentile, bootstrap-t), Bernstein, normal.
 
 Every off-policy estimate here is a *ratio of sums over impressions*,
 ``θ̂ = Σ_i a_i / Σ_i b_i``: ``b_i = 1`` for the means (IPS, item-position IPS,
@@ -8,8 +8,8 @@ that form directly.
 
 - :func:`bootstrap_interval` resamples impressions with replacement (Efron 1979),
   ``n_boot`` times, from a seeded Generator. ``method="percentile"`` takes the
-  α/2 and 1 − α/2 quantiles of the resampled estimates; ``method="bca"`` (the
-  default) moves them by the bias correction ẑ₀ and the acceleration â (Efron
+  α/2 and 1 − α/2 quantiles of the resampled estimates; ``method="bca"`` (this
+  function's default) moves them by the bias correction ẑ₀ and the acceleration â (Efron
   1987, JASA 82:171–185; Efron & Tibshirani 1993, *An Introduction to the
   Bootstrap*, §14.3):
 
@@ -28,8 +28,36 @@ that form directly.
   Resampling is exact and cheap when the terms take few distinct values (IPS
   with binary clicks): a resample of n impressions is a multinomial draw over
   the distinct ``(a, b)`` pairs with probabilities ``count/n``. Otherwise the
-  impressions are drawn by index, in chunks. A resample with ``Σ b* = 0``
-  (possible for the self-normalised estimator) has no estimate and is dropped.
+  impressions holding the most common pair (most IPS terms are 0) are drawn in
+  bulk — a Binomial count — and only the others by index, in chunks. A resample
+  with ``Σ b* = 0`` (possible for the self-normalised estimator) has no estimate
+  and is dropped.
+
+  ``method="studentized"`` is the bootstrap-t (Efron & Tibshirani 1993, §12.5;
+  Hall 1988, Ann. Statist. 16:927–953, "Theoretical comparison of bootstrap
+  confidence intervals"): each resample's estimate is standardised by its own
+  plug-in standard error, ``t*_b = (θ*_b − θ̂)/se*_b``, and the interval is
+
+  .. math::
+      \\big[θ̂ − t^*_{(1−α/2)} \\widehat{se},\\; θ̂ − t^*_{(α/2)} \\widehat{se}\\big]
+
+  with ``t*_(q)`` the q-quantile of the B values and ``se`` the plug-in standard
+  error of :func:`normal_interval` (the delta method for a ratio). It is
+  second-order accurate, like BCa, and is the default of every off-policy
+  estimator (:mod:`oltr.estimators.offpolicy`) because of how importance-weighted
+  sums fail: a sample that has drawn few of the rare large weights has a low
+  estimate *and* a small standard error, and so have its resamples. The
+  percentile and BCa endpoints are quantiles of the resampled estimates, so they
+  cannot reach values the resamples never produce, and BCa's acceleration, a
+  jackknife skewness of a few large terms, is itself noisy; the bootstrap-t
+  carries the skew through ``t*`` — resamples that lose large weights give large
+  negative ``t*`` — and pushes the upper endpoint out by a multiple of ``se``.
+  The sums each resample needs (``Σa*, Σb*, Σa*², Σa*b*, Σb*²``) come from the
+  same draws, so it costs what the percentile interval costs. A resample whose
+  standard error is 0 (every term alike: typically none of the weighted
+  impressions drawn) counts as ``t* = ±∞`` on the side of its estimate, so a log
+  where most resamples see no weighted impression gets an unbounded endpoint
+  rather than a falsely narrow one.
 
 - :func:`bernstein_interval` is the empirical Bernstein bound of Maurer &
   Pontil (2009, COLT, "Empirical Bernstein bounds and sample variance
@@ -63,9 +91,9 @@ __all__ = [
     "normal_interval",
 ]
 
-IntervalMethod = Literal["bca", "percentile", "bernstein", "normal"]
+IntervalMethod = Literal["bca", "percentile", "studentized", "bernstein", "normal"]
 #: The interval methods, by name.
-INTERVAL_METHODS: tuple[str, ...] = ("bca", "percentile", "bernstein", "normal")
+INTERVAL_METHODS: tuple[str, ...] = ("bca", "percentile", "studentized", "bernstein", "normal")
 #: The standard normal (the standard library's: no scipy import for two quantiles).
 _NORMAL = NormalDist()
 #: Above this share of distinct (a, b) pairs, resample by index instead of by multinomial counts.
@@ -113,19 +141,59 @@ def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.flo
 def _resampled(
     a: NDArray[np.float64], b: NDArray[np.float64], n_boot: int, rng: np.random.Generator
 ) -> NDArray[np.float64]:
-    """The estimate Σa*/Σb* on ``n_boot`` resamples of the impressions (NaN where Σb* = 0)."""
+    """Sums ``(Σa*, Σb*, Σa*², Σa*b*, Σb*²)`` of ``n_boot`` resamples of the impressions, (B, 5).
+
+    Few distinct ``(a, b)`` pairs: one multinomial draw of their counts per resample.
+    Otherwise the impressions holding the most common pair (the zero term of an
+    importance-weighted sum, usually) are drawn in bulk: a resample takes
+    ``N ~ Binomial(n, n_rare/n)`` of the others, uniformly with replacement, and
+    ``n − N`` copies of the common pair — the same distribution as n uniform draws
+    by index, at a cost of O(n_rare) instead of O(n) per resample.
+    """
     n = a.size
-    pairs, counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)
+    pairs, inverse, counts = np.unique(
+        np.stack([a, b], axis=1), axis=0, return_inverse=True, return_counts=True
+    )
     if pairs.shape[0] <= max(1.0, _DISTINCT_SHARE * n):
         draws = rng.multinomial(n, counts / n, size=n_boot).astype(np.float64)
-        return _ratio(draws @ pairs[:, 0], draws @ pairs[:, 1])
-    out = np.empty(n_boot)
-    step = max(1, _CHUNK_CELLS // n)
+        pa, pb = pairs[:, 0], pairs[:, 1]
+        out: NDArray[np.float64] = draws @ np.stack([pa, pb, pa * pa, pa * pb, pb * pb], axis=1)
+        return out
+    mode = int(np.argmax(counts))
+    ca, cb = pairs[mode]
+    rare = np.asarray(inverse).ravel() != mode
+    ra, rb = a[rare], b[rare]
+    ones = bool(np.all(b == 1.0))  # a mean: Σb* = n, Σa*b* = Σa*, Σb*² = n
+    used = [0, 2] if ones else [0, 1, 2, 3, 4]
+    cols = [(ra, rb, ra * ra, ra * rb, rb * rb)[c] for c in used]
+    common = np.array([ca, cb, ca * ca, ca * cb, cb * cb])
+    taken = rng.binomial(n, ra.size / n, size=n_boot)
+    out = (n - taken)[:, None] * common[None, :]
+    step = max(1, _CHUNK_CELLS // max(ra.size, 1))
     for start in range(0, n_boot, step):
         stop = min(n_boot, start + step)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = _ratio(a[idx].sum(axis=1), b[idx].sum(axis=1))
+        size = taken[start:stop]
+        idx = rng.integers(0, ra.size, size=int(size.sum()))
+        seg = np.repeat(np.arange(stop - start), size)
+        for c, col in zip(used, cols, strict=True):
+            out[start:stop, c] += np.bincount(seg, weights=col[idx], minlength=stop - start)
+    if ones:
+        out[:, 1] = out[:, 4] = n
+        out[:, 3] = out[:, 0]
     return out
+
+
+def _ratio_se(sums: NDArray[np.float64], n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Estimate ``Σa/Σb`` and its plug-in standard error from the sums of :func:`_resampled`.
+
+    The standard error is :func:`normal_interval`'s: the delta method
+    ``√(Σ (a − θ b)² · n/(n − 1)) / Σ b``, which for ``b ≡ 1`` is ``std(a, ddof=1)/√n``.
+    """
+    sa, sb, saa, sab, sbb = sums.T
+    theta = _ratio(sa, sb)
+    resid = np.maximum(saa - 2.0 * theta * sab + theta * theta * sbb, 0.0)
+    se = _ratio(np.sqrt(resid * n / max(n - 1, 1)), sb)
+    return theta, se
 
 
 def _acceleration(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
@@ -141,13 +209,51 @@ def _acceleration(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     return 0.0 if s2 <= 0.0 else float((d**3).sum() / (6.0 * s2**1.5))
 
 
+def _endpoints(
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    alpha: float,
+    method: str,
+) -> tuple[float, float]:
+    """The ``method`` interval of ``Σa/Σb`` from the resampled sums (:func:`_resampled`)."""
+    n = a.size
+    theta = float(a.sum() / b.sum())
+    boot, boot_se = _ratio_se(sums, n)
+    keep = np.isfinite(boot)
+    boot, boot_se = boot[keep], boot_se[keep]
+    if boot.size == 0 or np.all(boot == boot[0]):
+        return theta, theta
+    lo_q, hi_q = alpha / 2.0, 1.0 - alpha / 2.0
+    if method == "studentized":
+        se = float(_ratio_se(np.array([[a.sum(), b.sum(), a @ a, a @ b, b @ b]]), n)[1][0])
+        # t* = (θ* − θ̂)/se*; a resample with se* = 0 (all its weighted terms alike) is
+        # ±∞ on the side of θ* (it pulls the far endpoint out, never in).
+        diff = boot - theta
+        pos = boot_se > 0
+        flat = np.where(diff > 0, np.inf, np.where(diff < 0, -np.inf, 0.0))
+        t = np.where(pos, diff / np.where(pos, boot_se, 1.0), flat)
+        t_lo, t_hi = np.quantile(np.sort(t), [lo_q, hi_q], method="inverted_cdf")
+        return theta - float(t_hi) * se, theta - float(t_lo) * se
+    if method == "bca":
+        below = (np.count_nonzero(boot < theta) + 0.5 * np.count_nonzero(boot == theta)) / boot.size
+        if 0.0 < below < 1.0:
+            z0 = _NORMAL.inv_cdf(below)
+            acc = _acceleration(a, b)
+            zs = [z0 + _NORMAL.inv_cdf(q) for q in (lo_q, hi_q)]
+            if all(1.0 - acc * z > 0.0 for z in zs):  # else â is too large: keep percentile
+                lo_q, hi_q = (_NORMAL.cdf(z0 + z / (1.0 - acc * z)) for z in zs)
+    low, high = np.quantile(boot, [lo_q, hi_q])
+    return float(low), float(high)
+
+
 def bootstrap_interval(
     numer: ArrayLike,
     denom: ArrayLike | None = None,
     *,
     alpha: float = 0.05,
     n_boot: int = 1000,
-    method: Literal["bca", "percentile"] = "bca",
+    method: Literal["bca", "percentile", "studentized"] = "bca",
     rng: RNGLike = 0,
 ) -> tuple[float, float]:
     """Bootstrap interval of ``Σ numer / Σ denom`` (the mean of ``numer`` when ``denom`` is None).
@@ -159,16 +265,20 @@ def bootstrap_interval(
     alpha
         1 − coverage: 0.05 gives the 95% interval.
     n_boot
-        Number of resamples B (≥ 100; Efron & Tibshirani recommend ≥ 1000 for BCa).
+        Number of resamples B (≥ 100; Efron & Tibshirani recommend ≥ 1000 for BCa
+        and the bootstrap-t).
     method
-        ``"bca"`` (bias-corrected and accelerated) or ``"percentile"``.
+        ``"bca"`` (bias-corrected and accelerated), ``"percentile"`` or
+        ``"studentized"`` (bootstrap-t; module docstring).
     rng
         Seed or Generator of the resampling; the same seed gives the same interval.
 
     Returns
     -------
     (low, high)
-        The interval; a single point when every impression has the same term.
+        The interval; a single point when every impression has the same term. A
+        studentized endpoint is ±inf when more than α/2 of the resamples have a
+        zero standard error on that side (almost no impression carries weight).
 
     Examples
     --------
@@ -177,29 +287,14 @@ def bootstrap_interval(
     True
     """
     alpha = _check_alpha(alpha)
-    if method not in ("bca", "percentile"):
-        raise InputError(f"method must be 'bca' or 'percentile', got {method!r}")
+    if method not in ("bca", "percentile", "studentized"):
+        raise InputError(f"method must be 'bca', 'percentile' or 'studentized', got {method!r}")
     if not isinstance(n_boot, int) or n_boot < 100:
         raise InputError(f"n_boot must be an integer >= 100, got {n_boot!r}")
     a, b = _pair(numer, denom)
     if b.sum() == 0.0:
         raise InputError("sum of denom is 0: the estimate is undefined (no impression has weight)")
-    theta = float(a.sum() / b.sum())
-    boot = _resampled(a, b, n_boot, as_rng(rng))
-    boot = boot[np.isfinite(boot)]
-    if boot.size == 0 or np.all(boot == boot[0]):
-        return theta, theta
-    lo_q, hi_q = alpha / 2.0, 1.0 - alpha / 2.0
-    if method == "bca":
-        below = (np.count_nonzero(boot < theta) + 0.5 * np.count_nonzero(boot == theta)) / boot.size
-        if 0.0 < below < 1.0:
-            z0 = _NORMAL.inv_cdf(below)
-            acc = _acceleration(a, b)
-            zs = [z0 + _NORMAL.inv_cdf(q) for q in (lo_q, hi_q)]
-            if all(1.0 - acc * z > 0.0 for z in zs):  # else â is too large: keep percentile
-                lo_q, hi_q = (_NORMAL.cdf(z0 + z / (1.0 - acc * z)) for z in zs)
-    low, high = np.quantile(boot, [lo_q, hi_q])
-    return float(low), float(high)
+    return _endpoints(a, b, _resampled(a, b, n_boot, as_rng(rng)), alpha, method)
 
 
 def bernstein_interval(

@@ -51,14 +51,20 @@ indicators; not a sum over (item, position) pairs, so ``pbm-ips`` refuses it).
   assumption; the PBM satisfies it too) and the propensities are right, for any
   regression Q̂ (see its docstring).
 
-**Intervals.** All four default to the BCa bootstrap over impressions
-(:mod:`oltr.estimators.intervals`, B = 1000, seeded): every estimate is a ratio
-of sums over i.i.d. impressions, which the bootstrap handles without a
-linearisation (SNIPS's ratio included), and BCa corrects the strong right skew
-of IPS terms (most are 0, a few are large) that makes the percentile and normal
-intervals under-cover. ``interval="bernstein"`` (ips and pbm-ips only) gives
-Maurer & Pontil's finite-sample bound instead; it needs the range of a term in
-advance — max weight × max reward — and is wide when weights are large.
+**Intervals.** All four default to the studentized bootstrap (bootstrap-t) over
+impressions (:mod:`oltr.estimators.intervals`, B = 1000, seeded): every estimate
+is a ratio of sums over impressions, which the bootstrap resamples directly
+(SNIPS's ratio included), and the bootstrap-t standardises each resample by its
+own standard error, so a log that has drawn few of the rare large weights — low
+estimate, small standard error — gets its upper endpoint pushed out by a multiple
+of the standard error instead of stopping at the largest resampled estimate, as
+the percentile and BCa endpoints do. On the logs of a learning PDGD ranker (the
+package's coverage check, docs/guides/off-policy.md) the bootstrap-t covered at
+least as often as BCa for every estimator, at 0–9% more width. ``"bca"``,
+``"percentile"`` and ``"normal"`` remain available; ``interval="bernstein"``
+(ips and pbm-ips only) gives Maurer & Pontil's finite-sample bound instead; it
+needs the range of a term in advance — max weight × max reward — and was 1.8–5.8
+times as wide in that check.
 """
 
 from __future__ import annotations
@@ -195,7 +201,7 @@ def _estimate(
             denom,
             alpha=alpha,
             n_boot=n_boot,
-            method="bca" if method == "bca" else "percentile",
+            method=method,  # type: ignore[arg-type]  # bca, percentile or studentized
             rng=rng,
         )
     return OffPolicyEstimate(
@@ -251,7 +257,8 @@ def ips(
         logged prefix, shape (n, K); with prefixes the weight is taken at depth
         ``min(k, K_i)`` (the metric ignores what lies below).
     interval
-        ``"bca"`` (default), ``"percentile"``, ``"normal"`` or ``"bernstein"``.
+        ``"studentized"`` (bootstrap-t, the default), ``"bca"``, ``"percentile"``,
+        ``"normal"`` or ``"bernstein"``.
     alpha, n_boot, rng
         1 − coverage; bootstrap resamples; the bootstrap's seed or Generator.
     weight_max
@@ -281,7 +288,7 @@ def snips(
 ) -> OffPolicyEstimate:
     """Self-normalised IPS: ``V̂ = Σ_i w_i R_i / Σ_i w_i`` (Swaminathan & Joachims 2015).
 
-    Same inputs as :func:`ips`. The default BCa bootstrap resamples impressions
+    Same inputs as :func:`ips`. The default bootstrap-t resamples impressions
     and recomputes the ratio (no delta-method linearisation); a resample where
     no impression has weight is dropped. Raises :class:`~oltr.errors.InputError`
     when no logged impression has positive weight (the ratio is undefined).
@@ -430,11 +437,12 @@ ESTIMATORS: dict[str, Callable[..., OffPolicyEstimate]] = {
     "pbm-ips": pbm_ips,
     "cascade-dr": cascade_dr,
 }
-#: The default interval of each estimator, and why (module docstring): BCa everywhere, because
-#: every estimate is a ratio of sums over i.i.d. impressions with right-skewed terms.
+#: The default interval of each estimator, and why (module docstring, "Intervals"): the
+#: studentized bootstrap everywhere, because every estimate is a ratio of sums over impressions
+#: whose importance-weighted terms are right-skewed and heavy-tailed.
 DEFAULT_INTERVALS: dict[str, str] = {
-    "ips": "bca",
-    "snips": "bca",
-    "pbm-ips": "bca",
-    "cascade-dr": "bca",
+    "ips": "studentized",
+    "snips": "studentized",
+    "pbm-ips": "studentized",
+    "cascade-dr": "studentized",
 }

@@ -382,14 +382,15 @@ def _on_policy(
 ) -> OffPolicyEstimate:
     log = logged.log
     terms = metric_rewards(log, metric).sum(axis=1)
-    method = interval or "bca"
+    method = interval or "studentized"
     _, _, se = normal_interval(terms, alpha=alpha)
     if method == "bernstein":
         low, high = bernstein_interval(
             terms, low=0.0, high=max_reward(metric, log.shown.shape[1]), alpha=alpha
         )
     else:
-        low, high = bootstrap_interval(terms, alpha=alpha, n_boot=n_boot, method="bca", rng=0)
+        boot = "bca" if method == "bca" else "studentized"
+        low, high = bootstrap_interval(terms, alpha=alpha, n_boot=n_boot, method=boot, rng=0)
     value = float(terms.mean())
     return OffPolicyEstimate("on-policy", metric, value, low, high, log.n, method, alpha, se, log.n)
 
@@ -450,8 +451,8 @@ def evaluate(
     unknown = [e for e in estimators if e not in ESTIMATORS]
     if unknown or not estimators:
         raise InputError(f"estimators must be among {list(ESTIMATOR_NAMES)}, got {unknown}")
-    if interval not in (None, "bca", "bernstein"):
-        raise InputError(f"interval must be 'bca' or 'bernstein', got {interval!r}")
+    if interval not in (None, "studentized", "bca", "bernstein"):
+        raise InputError(f"interval must be 'studentized', 'bca' or 'bernstein', got {interval!r}")
     metric_depth(metric, logged.log.shown.shape[1])  # an unknown metric fails here
     if candidate.orders.shape[0] != logged.log.n:
         raise InputError(

@@ -82,8 +82,8 @@ class EvaluateIn(_StrictBody):
         pattern=r"^(clicks|ctr|dcg)(@[1-9][0-9]{0,5})?$",
         description="clicks, ctr@k or dcg@k (the whole page without @k)",
     )
-    interval: Literal["bca", "bernstein"] | None = Field(
-        None, description="null: each estimator's default (BCa bootstrap)"
+    interval: Literal["studentized", "bca", "bernstein"] | None = Field(
+        None, description="null: each estimator's default (studentized bootstrap)"
     )
     alpha: float = Field(
         0.05, gt=0.0, lt=1.0, allow_inf_nan=False, description="1 - coverage of the intervals"

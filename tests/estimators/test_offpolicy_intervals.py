@@ -7,7 +7,12 @@ import pytest
 from scipy import stats
 
 from oltr.errors import InputError
-from oltr.estimators.intervals import bernstein_interval, bootstrap_interval, normal_interval
+from oltr.estimators.intervals import (
+    _resampled,
+    bernstein_interval,
+    bootstrap_interval,
+    normal_interval,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,6 +69,89 @@ def test_bca_agrees_with_scipy(seed: int) -> None:
     got = bootstrap_interval(x, n_boot=20_000, method="bca", rng=seed)
     ci = ref.confidence_interval
     assert got == pytest.approx((ci.low, ci.high), rel=0.04)
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        np.where(np.random.default_rng(4).random(3000) < 0.2, 1.0 + np.arange(3000) % 7, 0.0),
+        np.random.default_rng(5).exponential(size=3000),
+    ],
+    ids=["few-distinct", "mostly-distinct"],
+)
+def test_resampled_sums_have_the_bootstrap_moments(terms: np.ndarray) -> None:
+    """Both resampling paths draw n impressions uniformly with replacement.
+
+    Then ``Σa*`` has mean ``Σa`` and variance ``n σ̂²`` (σ̂² the plug-in variance of
+    the terms) exactly, and ``Σa*²`` has mean ``Σa²``. Over B = 4000 resamples the
+    sample mean of ``Σa*`` is within 4 standard errors ``√(n σ̂²/B)`` of ``Σa``
+    (a miss has probability 6e-5), and the sample variance within 10% of ``n σ̂²``
+    (its relative standard error is √(2/B) ≈ 2.2%, so 10% is 4.5 of them).
+    """
+    n, boot = terms.size, 4000
+    sums = _resampled(terms, np.ones(n), boot, np.random.default_rng(0))
+    var = n * terms.var()
+    assert abs(sums[:, 0].mean() - terms.sum()) < 4 * np.sqrt(var / boot)
+    assert sums[:, 0].var() == pytest.approx(var, rel=0.10)
+    assert sums[:, 2].mean() == pytest.approx((terms**2).sum(), rel=0.02)
+    assert np.all(sums[:, 1] == n)
+
+
+def test_studentized_matches_the_normal_interval_on_symmetric_data() -> None:
+    """For a mean of n = 4000 normal terms, t* is close to N(0, 1): endpoints x̄ ± 1.96 s/√n.
+
+    With B = 4000 the 2.5% and 97.5% quantiles of t* carry a Monte Carlo error of
+    about 0.05 (3% of 1.96); 8% of the half-width covers it.
+    """
+    x = np.random.default_rng(6).normal(size=4000)
+    lo, hi = bootstrap_interval(x, n_boot=4000, method="studentized", rng=1)
+    half = 1.959964 * x.std(ddof=1) / np.sqrt(x.size)
+    assert lo == pytest.approx(x.mean() - half, abs=0.08 * half)
+    assert hi == pytest.approx(x.mean() + half, abs=0.08 * half)
+
+
+def test_studentized_covers_skewed_means_better_than_percentile() -> None:
+    """Exponential samples of n = 15: the bootstrap-t's coverage is nearer 95%.
+
+    The percentile interval of a right-skewed mean is too short on the right and
+    under-covers at small n (first-order accurate); the bootstrap-t is second-order
+    accurate (Hall 1988; Efron & Tibshirani 1993, §12.5 and §22). Over 300 fixed
+    samples the percentile interval missed 23 times, the bootstrap-t 11 (BCa 29:
+    its acceleration, estimated from 15 points, does not rescue it); the test asks
+    for at least 8 fewer misses (the difference of two positively correlated counts
+    of this size has standard deviation below √(23 + 11) ≈ 6, and the seeds are fixed).
+    """
+    rng = np.random.default_rng(11)
+    miss = {"percentile": 0, "studentized": 0}
+    for rep in range(300):
+        x = rng.exponential(size=15)
+        for method in miss:
+            lo, hi = bootstrap_interval(x, method=method, rng=rep)  # type: ignore[arg-type]
+            miss[method] += not (lo <= 1.0 <= hi)
+    assert miss["studentized"] <= miss["percentile"] - 8, miss
+
+
+def test_studentized_ratio_matches_the_delta_method_on_a_smooth_ratio() -> None:
+    """SNIPS-like ratio with dense weights: the bootstrap-t is close to θ̂ ± 1.96 · se(delta)."""
+    rng = np.random.default_rng(8)
+    w = rng.uniform(0.5, 1.5, size=4000)
+    a = w * rng.normal(1.0, 1.0, size=4000)
+    lo, hi = bootstrap_interval(a, w, n_boot=4000, method="studentized", rng=2)
+    nlo, nhi, se = normal_interval(a, w)
+    assert (lo, hi) == pytest.approx((nlo, nhi), abs=0.08 * 1.96 * se)
+
+
+def test_studentized_is_unbounded_when_most_resamples_have_no_spread() -> None:
+    """One weighted impression in 50: a resample misses it with probability (49/50)^50 = 36%.
+
+    Such resamples have θ* = 0 < θ̂ and se* = 0, so t* = −∞ for more than α/2 of
+    them and the upper endpoint is +∞: the log cannot bound the value from above.
+    """
+    x = np.zeros(50)
+    x[7] = 3.0
+    lo, hi = bootstrap_interval(x, method="studentized", rng=0)
+    assert hi == np.inf
+    assert lo < x.mean()
 
 
 def test_bootstrap_is_reproducible_and_seeded() -> None:
