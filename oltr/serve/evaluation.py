@@ -59,7 +59,7 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -389,7 +389,7 @@ def _on_policy(
             terms, low=0.0, high=max_reward(metric, log.shown.shape[1]), alpha=alpha
         )
     else:
-        boot = "bca" if method == "bca" else "studentized"
+        boot: Literal["bca", "studentized"] = "bca" if method == "bca" else "studentized"
         low, high = bootstrap_interval(terms, alpha=alpha, n_boot=n_boot, method=boot, rng=0)
     value = float(terms.mean())
     return OffPolicyEstimate("on-policy", metric, value, low, high, log.n, method, alpha, se, log.n)
