@@ -6,11 +6,13 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import check_grad
+from scipy.optimize import check_grad, minimize
+from scipy.special import logsumexp
 
 from oltr.data.dataset import LetorDataset
+from oltr.errors import InputError
 from oltr.learners.counterfactual import make_scorer
-from oltr.learners.counterfactual.dla import dla_propensity_step
+from oltr.learners.counterfactual.dla import dla_propensity_step, fit_dla
 from oltr.learners.counterfactual.fit import training_objective
 from oltr.learners.counterfactual.objectives import (
     Blocks,
@@ -18,7 +20,7 @@ from oltr.learners.counterfactual.objectives import (
     smooth_hinge,
     weighted_logistic,
 )
-from oltr.learners.counterfactual.training import click_table, regularised
+from oltr.learners.counterfactual.training import ClickTable, click_table, regularised
 from oltr.logs import PositionCounts
 
 
@@ -130,21 +132,47 @@ def test_plackett_luce_gradient_is_unbiased() -> None:
     assert se.max() < 0.004
 
 
-def test_dla_propensity_step_minimises_the_propensity_loss() -> None:
-    # l_IPM(g) = −Σ_{d,k} c[d,k] r_d log softmax(g)_k is minimised where its gradient
-    # softmax(g)_k Σ c r − Σ_d c[d,k] r_d vanishes: check at g = log θ from the step.
+def _ipm_inputs(table: ClickTable, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-list weights W[q, k] = Σ_d c[d, k] r_1/r_d and list lengths L_q, written out."""
+    w = np.zeros((table.blocks.starts.size, table.n_positions))
+    lengths = np.zeros(table.blocks.starts.size, dtype=np.int64)
+    for q, (a, n) in enumerate(zip(table.blocks.starts, table.blocks.lengths, strict=True)):
+        r = np.exp(scores[a : a + n])
+        r_top = (table.shown[a : a + n, 0] @ r) / table.impressions[q]
+        w[q] = (r_top / r) @ table.clicks[a : a + n]
+        lengths[q] = np.flatnonzero(table.shown[a : a + n].sum(axis=0) > 0).max() + 1
+    return w, lengths
+
+
+def _ipm_loss(g: np.ndarray, w: np.ndarray, lengths: np.ndarray) -> float:
+    """l_IPM(g) = −Σ_q Σ_{k ≤ L_q} W[q, k] log softmax(g_1..g_{L_q})_k, list by list."""
+    return float(sum(-(w[q, :n] @ (g[:n] - logsumexp(g[:n]))) for q, n in enumerate(lengths)))
+
+
+@pytest.mark.parametrize("short", [False, True])
+def test_dla_propensity_step_minimises_the_propensity_loss(short: bool) -> None:
+    # The per-list step's θ against a generic minimiser (BFGS) of l_IPM written list by
+    # list, the softmax of each list over its own positions. With short=True one query's lists stop
+    # at position 2 of 3, where a softmax over all K positions has another minimiser.
     ds, counts = _problem(4)
-    table = click_table(counts, ds)
+    clicks, shown = counts.clicks.copy(), counts.shown.copy()
+    if short:
+        clicks[:3, 2] = 0.0  # query 1 (rows 0-2) never shows a third position
+        shown[:3, 2] = 0.0
+    table = click_table(PositionCounts(clicks, shown), ds)
     scores = np.random.default_rng(5).normal(size=table.rows.size)
-    theta = dla_propensity_step(table, scores, clip=0.0)
+    theta = dla_propensity_step(table, scores, clip=0.0, per_list=True)
     assert theta[0] == 1.0
-    seg = table.blocks.segment
-    top = np.maximum.reduceat(scores, table.blocks.starts)
-    rel = np.exp(scores - top[seg])
-    first = np.add.reduceat(table.shown[:, 0] * rel, table.blocks.starts) / table.impressions
-    mass = (first[seg] / rel) @ table.clicks
-    p = theta / theta.sum()
-    np.testing.assert_allclose(p * mass.sum() - mass, 0.0, atol=1e-12 * mass.sum())
+    w, lengths = _ipm_inputs(table, scores)
+    assert (lengths == (np.array([2, 3, 3]) if short else 3)).all()
+    best = minimize(_ipm_loss, np.zeros(3), args=(w, lengths), method="BFGS", tol=1e-12)
+    # g is determined up to a constant: compare θ_k = exp(g_k − g_1). BFGS stops at a
+    # gradient of ~1e-9 on an O(10) loss of curvature O(1): θ agrees to ~1e-7.
+    np.testing.assert_allclose(theta, np.exp(best.x - best.x[0]), rtol=1e-6)
+    all_k = w.sum(axis=0) / w.sum(axis=0)[0]  # the minimiser of one softmax over all K
+    assert np.allclose(theta, all_k, rtol=1e-9) != short
+    # The default: one softmax over all K positions (ULTRA's padded lists).
+    np.testing.assert_allclose(dla_propensity_step(table, scores, clip=0.0), all_k, rtol=1e-12)
 
 
 def test_blocks_padding_round_trip() -> None:
@@ -173,3 +201,18 @@ def test_plackett_luce_gradient_stays_finite_for_far_apart_scores() -> None:
     )
     p = np.exp(0.5) / (1 + np.exp(0.5))
     assert abs(value[0] - p) < 5 * np.sqrt(p * (1 - p) / 4000)
+
+
+def test_dla_start_is_checked_and_used() -> None:
+    ds, counts = _problem(4)
+    with pytest.raises(InputError, match="start must hold 3"):
+        fit_dla(counts, ds, rng=0, start=[1.0, 0.5])
+    with pytest.raises(InputError, match="non-finite"):
+        fit_dla(counts, ds, rng=0, start=[1.0, np.nan, 0.5])
+    # One round from a given θ fits the ranker with that θ's weights (no clipping here:
+    # the default τ is 1 on 15 impressions), so it differs from one round from θ = 1.
+    plain = fit_dla(counts, ds, rng=0, rounds=1, clip=0.0)[1]
+    started = fit_dla(counts, ds, rng=0, rounds=1, clip=0.0, start=[2.0, 1.0, 0.2])[1]
+    assert not np.allclose(plain, started)
+    model = fit_dla(counts, ds, rng=0, rounds=0, start=[2.0, 1.0, 0.2])[0]
+    np.testing.assert_array_equal(model.propensities, [1.0, 0.5, 0.1])

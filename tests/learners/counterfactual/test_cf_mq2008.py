@@ -18,7 +18,13 @@ from scipy.stats import wilcoxon
 
 from oltr.data import load_letor
 from oltr.data.dataset import LetorDataset
-from oltr.learners.counterfactual import RankingModel, fit_counterfactual, fit_dr, fit_skyline
+from oltr.learners.counterfactual import (
+    RankingModel,
+    fit_counterfactual,
+    fit_dla,
+    fit_dr,
+    fit_skyline,
+)
 from oltr.logs import PositionCounts, bind, position_counts
 from oltr.logs.simulate import simulate_log, train_logger, true_propensities
 from oltr.metrics.ranking import ndcg
@@ -86,3 +92,29 @@ def test_dr_beats_naive(shared_data: Path) -> None:
     # Measured at 10^5 sessions (two seeds): NDCG@10 0.797 (DR), 0.721 (naive), 0.793 (IPS).
     naive, dr = _pooled(shared_data, "naive"), _pooled(shared_data, "dr")
     assert wilcoxon(dr - naive, alternative="greater").pvalue < LEVEL
+
+
+@cache
+def _mild(root: Path, name: str) -> np.ndarray:
+    """Naive and DLA at η = 0.5 (mild position bias), 10^5 sessions, pooled over SEEDS."""
+    train, test = _fold(root)
+    out = []
+    for seed in SEEDS:
+        log = simulate_log(train, _logger(root), n_sessions=100_000, eta=0.5, rng=seed)
+        counts = position_counts(bind(log, train))
+        if name == "dla":
+            model = fit_dla(counts, train, rng=0, per_list=True)[0]
+        else:
+            model = fit_counterfactual(counts, train, learner=name, rng=0)
+        out.append(_per_query(model, test))
+    return np.concatenate(out)
+
+
+def test_dla_per_list_beats_naive_under_mild_position_bias(shared_data: Path) -> None:
+    # About half of MQ2008's queries have at most 8 documents: a propensity softmax over
+    # all 10 positions (per_list=False) underestimates the deep θ_k (see fit_dla), and the
+    # alternation then settled below naive in the ULTR reproduction (MQ2008, five folds,
+    # 10^5 sessions: NDCG@10 0.59 against 0.66) and was not significantly above it here
+    # (0.794 against 0.777, p = 0.17). Measured per list: 0.807, p = 0.003.
+    naive, dla = _mild(shared_data, "naive"), _mild(shared_data, "dla")
+    assert wilcoxon(dla - naive, alternative="greater").pvalue < LEVEL
