@@ -335,7 +335,7 @@ def pbm_ips(
         For ``"bernstein"``: a bound on each per-position ratio fixed in advance;
         the term range is then ``[0, weight_max × max reward]``.
 
-    Other parameters as in :func:`ips`.
+    The remaining parameters are those of :func:`ips`.
     """
     name = metric.partition("@")[0]
     if name in METRICS and not METRICS[name][1]:
@@ -403,7 +403,7 @@ def cascade_dr(
         (for a deterministic candidate: Q̂ at its own item after the logged
         prefix; only rows where that prefix is the candidate's own matter).
 
-    Other parameters as in :func:`ips`; ``interval="bernstein"`` is refused
+    The remaining parameters are those of :func:`ips`; ``interval="bernstein"`` is refused
     (the terms have no range known in advance).
     """
     r = metric_rewards(log, metric)
