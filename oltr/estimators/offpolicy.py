@@ -334,8 +334,8 @@ def pbm_ips(
     weight_max
         For ``"bernstein"``: a bound on each per-position ratio fixed in advance;
         the term range is then ``[0, weight_max × max reward]``.
-
-    The remaining parameters are those of :func:`ips`.
+    interval, alpha, n_boot, rng
+        As in :func:`ips`.
     """
     name = metric.partition("@")[0]
     if name in METRICS and not METRICS[name][1]:
@@ -402,9 +402,9 @@ def cascade_dr(
         Shape (n, K): ``E_{a∼π_e(·|x_i, a_i(1..l−1))} Q̂_l(x_i, a_i(1..l−1), a)``
         (for a deterministic candidate: Q̂ at its own item after the logged
         prefix; only rows where that prefix is the candidate's own matter).
-
-    The remaining parameters are those of :func:`ips`; ``interval="bernstein"`` is refused
-    (the terms have no range known in advance).
+    interval, alpha, n_boot, rng
+        As in :func:`ips`; ``interval="bernstein"`` is refused (the terms have no
+        range known in advance).
     """
     r = metric_rewards(log, metric)
     k = metric_depth(metric, log.shown.shape[1])
