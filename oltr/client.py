@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import httpx
@@ -38,11 +39,23 @@ class OltrClient:
         Bearer token when the service was started with ``--token-file``.
     timeout
         Seconds per request.
+    binary
+        Send the features of :meth:`rank` as a NumPy ``.npy`` file
+        (``Content-Type: application/x-npy``, float64) rather than JSON: no
+        number is printed or parsed, which pays for large lists.
     """
 
-    def __init__(self, base_url: str, *, token: str | None = None, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 10.0,
+        binary: bool = False,
+    ) -> None:
         headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        self.binary = binary
 
     def __enter__(self) -> OltrClient:
         return self
@@ -86,8 +99,16 @@ class OltrClient:
 
     def rank(self, name: str, features: ArrayLike | None = None) -> dict[str, Any]:
         """Rank one list: ``features`` of shape (m, d), or None for a fixed item set."""
-        body = {} if features is None else {"features": np.asarray(features, float).tolist()}
-        return dict(self._call("POST", f"/rankers/{name}/rank", json=body))
+        path = f"/rankers/{name}/rank"
+        if features is None:
+            return dict(self._call("POST", path, json={}))
+        x = np.asarray(features, dtype="<f8")
+        if not self.binary:
+            return dict(self._call("POST", path, json={"features": x.tolist()}))
+        buffer = io.BytesIO()
+        np.save(buffer, x, allow_pickle=False)
+        headers = {"Content-Type": "application/x-npy"}
+        return dict(self._call("POST", path, content=buffer.getvalue(), headers=headers))
 
     def feedback(self, name: str, impression: str, **feedback: Any) -> dict[str, Any]:
         """Send ``labels=``, ``chosen=`` or ``clicks=`` for ``impression``."""

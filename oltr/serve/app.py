@@ -1,30 +1,23 @@
 """The HTTP routes of ``oltr serve`` (FastAPI) over :class:`~oltr.serve.rankers.Rankers`.
 
-The two routes on the hot path, ``rank`` and ``feedback``, are coroutines:
-they read the raw body and validate it in one pass of pydantic's JSON parser
-(no intermediate Python objects, no thread-pool hop), apply the request to its
-ranker under the ranker's lock on the event loop (or, for a request whose work
-grows with a large list or item set, in a worker thread, so that it never
-stalls other rankers' requests), and then await the commit of
-its write (the store's group commit, :mod:`oltr.serve.groupcommit`), so the
-event loop serves other requests while a commit is in flight and their writes
-can share it. The other routes are plain functions that FastAPI runs on its
-thread pool. Should a ranker's lock be held by one of those, the coroutine
-waits for it in a worker thread rather than on the loop. A thin ASGI layer in
-front checks the bearer token, refuses bodies over the size limit (413) and
-records the metrics of every answer.
+The two routes on the hot path, ``rank`` and ``feedback``, are answered by an
+ASGI layer before FastAPI (:mod:`oltr.serve.hotpath`: a compiled JSON decoder,
+or a ``.npy`` body, straight into arrays); their FastAPI routes here describe
+them in the OpenAPI schema and refuse, with FastAPI's 422, the bodies that
+layer hands over. The other routes are plain functions that FastAPI runs on
+its thread pool. A thin ASGI layer in front of everything checks the bearer
+token, refuses bodies over the size limit (413) and records the metrics of
+every answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,10 +44,11 @@ from oltr.serve.bodies import (
 )
 from oltr.serve.candidates import candidate_router
 from oltr.serve.evaluation_routes import evaluation_router
+from oltr.serve.hotpath import NPY_MEDIA_TYPE, HotPath, HotRoutes
 from oltr.serve.limits import Limits
 from oltr.serve.metrics import CONTENT_TYPE_LATEST, ServeMetrics
 from oltr.serve.protocol import RankerDefinition, RequestError
-from oltr.serve.rankers import Ranker, Rankers
+from oltr.serve.rankers import Rankers
 from oltr.serve.rollout import restore_comparisons
 from oltr.serve.store import Store
 from oltr.serve.storecheck import StoreDamagedError
@@ -103,11 +97,6 @@ class ServeSettings:
     max_body: int = 1 << 20
     synchronous: str = "FULL"
     limits: Limits = Limits()
-
-
-#: Items (fixed item sets) or rows × features (lists) from which a request's work runs in a
-#: worker thread rather than on the event loop.
-OFF_LOOP_FROM = 10_000
 
 
 def _refreeze(phase: str, info: dict[str, Any]) -> None:
@@ -238,11 +227,12 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.add_exception_handler(RequestError, _request_error)  # type: ignore[arg-type]
     app.add_exception_handler(InputError, _input_error)  # type: ignore[arg-type]
     app.add_exception_handler(405, _method_not_allowed)
-    _routes(app, rankers, settings, metrics)
+    hot, templates = _routes(app, rankers, settings, metrics)
     app.include_router(ui_router(rankers))  # /ui/, /stats, /rankers/{name}/stats
     app.include_router(candidate_router(rankers))  # …/candidate, …/comparison, …/rollout
     app.include_router(evaluation_router(rankers))  # …/evaluate (off-policy)
 
+    app.add_middleware(HotPath, routes=hot, templates=templates)  # inside the gate
     app.add_middleware(_Gate, settings=settings, metrics=metrics)
     return app
 
@@ -294,7 +284,9 @@ _METRICS_TEXT: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: ServeMetrics) -> None:
+def _routes(
+    app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: ServeMetrics
+) -> tuple[HotRoutes, dict[str, Any]]:
     def info(name: str) -> RankerInfo:
         return RankerInfo(**rankers.get(name).describe())
 
@@ -351,22 +343,19 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
         rankers.delete(name)
         return Response(status_code=204)
 
+    hot = HotRoutes(rankers, settings.limits, settings.impression_ttl, metrics)
+
+    # The bodies these two routes accept are decoded by the hot path (hotpath.py) before
+    # they get here; what reaches them is what it refused, to be refused as FastAPI does.
     @app.post(
         "/rankers/{name}/rank",
         responses={**_ERRORS, **_RANKED},
         response_model=RankResponse,
-        openapi_extra=_request_body(RankRequest),
+        openapi_extra=_request_body(RankRequest, binary=True),
     )
     async def rank(name: str, request: Request) -> Response:
         body = await _parse(request, RankRequest)
-        ranker = rankers.get(name)
-        settings.limits.check_cells(body.features)
-        cells = sum(len(row) for row in body.features or ())
-        heavy = max(cells, ranker.definition.n_items or 0) >= OFF_LOOP_FROM
-        out = await _apply(ranker, lambda: ranker.rank_locked(body.features), heavy)
-        metrics.impressions.labels(name).inc()
-        if heavy:  # the answer lists every item: encode it off the loop too
-            return await anyio.to_thread.run_sync(JSONResponse, out)
+        out, _ = await hot.rank(name, body.features)
         return JSONResponse(out)
 
     @app.post(
@@ -378,20 +367,32 @@ def _routes(app: FastAPI, rankers: Rankers, settings: ServeSettings, metrics: Se
     async def feedback(name: str, request: Request) -> Response:
         body = await _parse(request, FeedbackRequest)
         payload = body.model_dump(exclude_none=True, exclude={"impression"})
-        ranker = rankers.get(name)
-        ttl = settings.impression_ttl
-        heavy = (ranker.definition.n_items or 0) >= OFF_LOOP_FROM
-        out = await _apply(
-            ranker, lambda: ranker.feedback_locked(body.impression, payload, ttl), heavy
-        )
-        metrics.rounds.labels(name).inc()
-        return JSONResponse(FeedbackResponse(**out).model_dump())  # "outcome": null included
+        return JSONResponse(await hot.feedback(name, body.impression, payload))
+
+    paths = {"rank": "/rankers/{name}/rank", "feedback": "/rankers/{name}/feedback"}
+    return hot, {kind: _route(app, path) for kind, path in paths.items()}
 
 
-def _request_body(model: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAPI request body of a route that reads its body itself."""
-    schema = {"application/json": {"schema": model.model_json_schema()}}
-    return {"requestBody": {"required": True, "content": schema}}
+def _route(app: FastAPI, path: str) -> Any:
+    return next(r for r in app.routes if getattr(r, "path", None) == path)
+
+
+def _request_body(model: type[BaseModel], binary: bool = False) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its body itself.
+
+    ``binary``: the features may also come as a ``.npy`` file (see :mod:`oltr.serve.hotpath`).
+    """
+    content: dict[str, Any] = {"application/json": {"schema": model.model_json_schema()}}
+    if binary:
+        content[NPY_MEDIA_TYPE] = {
+            "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "features as a .npy file: 2-D little-endian float32 or float64, "
+                "one row per candidate",
+            }
+        }
+    return {"requestBody": {"required": True, "content": content}}
 
 
 async def _parse(request: Request, model: type[_Body]) -> _Body:
@@ -433,29 +434,3 @@ def _json_invalid(pos: int, error: str) -> RequestValidationError:
         "ctx": {"error": error},
     }
     return RequestValidationError([bad])
-
-
-async def _apply(
-    ranker: Ranker, step: Callable[[], tuple[dict[str, Any], Future[int]]], heavy: bool = False
-) -> Any:
-    """Run ``step`` under the ranker's lock, then wait (off the lock) for its write's commit.
-
-    A ``heavy`` step runs in a worker thread, the lock held throughout: the ranker's
-    requests stay serialised, and submit their writes in the order they are applied,
-    while the event loop serves everything else.
-    """
-    lock = ranker.lock
-    if not lock.acquire(blocking=False):  # held by a thread-pool route: wait off the loop
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(lock.acquire)
-    try:
-        if heavy:
-            with anyio.CancelScope(shield=True):  # an applied request is never abandoned
-                answer, done = await anyio.to_thread.run_sync(step)
-        else:
-            answer, done = step()
-    finally:
-        lock.release()
-    # Shielded: a client that goes away must not cancel the write of an applied request.
-    await asyncio.shield(asyncio.wrap_future(done))
-    return answer

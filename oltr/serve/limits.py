@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from oltr.serve.protocol import RequestError
 
@@ -63,11 +66,17 @@ class Limits:
                 422,
             )
 
-    def check_cells(self, features: list[list[float]] | None) -> None:
-        """Refuse (413) a rank request of more than ``max_cells`` rows × features."""
-        if not features:
+    def check_cells(self, features: Any) -> None:
+        """Refuse (413) a rank request of more than ``max_cells`` rows × features.
+
+        ``features``: rows (lists) or a matrix; None or empty passes (refused later).
+        """
+        if features is None or len(features) == 0:
             return
-        cells = sum(len(row) for row in features)
+        if isinstance(features, np.ndarray):
+            cells = int(features.size)
+        else:
+            cells = sum(len(row) for row in features)
         if cells > self.max_cells:
             raise RequestError(
                 f"a list of {len(features)} rows and {cells} feature values exceeds the limit "

@@ -6,6 +6,8 @@ share counters.
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -49,12 +51,31 @@ class ServeMetrics:
             registry=self.registry,
         )
 
+        # The labelled children met so far: looking one up by its labels is most of the
+        # cost of counting a request, and a service meets few distinct ones.
+        self._children: dict[tuple[Any, ...], Any] = {}
+
+    def _child(self, metric: Any, *labels: str) -> Any:
+        key = (id(metric), *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
+
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """Record one answered request."""
-        self.requests.labels(route, method, str(status)).inc()
-        self.latency.labels(route, method).observe(seconds)
+        self._child(self.requests, route, method, str(status)).inc()
+        self._child(self.latency, route, method).observe(seconds)
         if status >= 400:
-            self.errors.labels(route, str(status)).inc()
+            self._child(self.errors, route, str(status)).inc()
+
+    def impression(self, ranker: str) -> None:
+        """Count one list ranked by ``ranker``."""
+        self._child(self.impressions, ranker).inc()
+
+    def round(self, ranker: str) -> None:
+        """Count one feedback round learned by ``ranker``."""
+        self._child(self.rounds, ranker).inc()
 
     def render(self) -> bytes:
         """The text exposition of every metric."""

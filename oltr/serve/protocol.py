@@ -158,13 +158,20 @@ def apply_init(learner: Learner[Any], name: str, init: dict[str, Any]) -> None:
 
 
 def _finite_matrix(features: Any, n_features: int) -> np.ndarray[Any, Any]:
-    if not isinstance(features, list) or len(features) == 0:
+    if isinstance(features, np.ndarray):  # decoded as one matrix already (hotpath.py)
+        x = features
+    elif not isinstance(features, list) or len(features) == 0:
         raise RequestError("features must be a non-empty list of rows, one per candidate")
-    try:  # the common case in one numpy call; the row by row checks name what is wrong
-        x = np.array(features, dtype=np.float64)
-    except (ValueError, TypeError):
-        x = None
+    else:
+        try:  # the common case in one numpy call; the row by row checks name what is wrong
+            x = np.array(features, dtype=np.float64)
+        except (ValueError, TypeError):
+            x = None
+    if x is not None and x.ndim == 2 and x.shape[0] == 0:
+        raise RequestError("features must be a non-empty list of rows, one per candidate")
     if x is None or x.ndim != 2 or x.shape[1] != n_features:
+        if isinstance(x, np.ndarray) and x.ndim == 2 and isinstance(features, np.ndarray):
+            raise RequestError(f"features[0] must have {n_features} numbers, got {x.shape[1]}")
         for i, row in enumerate(features):
             if not isinstance(row, list) or len(row) != n_features:
                 got = len(row) if isinstance(row, list) else type(row).__name__

@@ -78,7 +78,11 @@ def _in_process() -> tuple[list[list[int]], np.ndarray[Any, Any]]:
     return orders, np.asarray(learner.weights_)[0]  # type: ignore[attr-defined]
 
 
-def test_simulated_user_over_http_gives_the_simulator_result(live: OltrClient) -> None:
+@pytest.mark.parametrize("binary", [False, True], ids=["json", "npy"])
+def test_simulated_user_over_http_gives_the_simulator_result(
+    live: OltrClient, binary: bool
+) -> None:
+    live.binary = binary  # features as JSON numbers, or as a .npy body
     live.put_ranker("sim", **_definition())
     env, fb_rngs = _user()
     shown = []
