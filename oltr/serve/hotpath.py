@@ -94,10 +94,12 @@ def decode_rank(raw: bytes) -> Any:
     API's :class:`~oltr.serve.bodies.RankRequest` might refuse.
     """
     rows = _RANK.decode(raw).features
-    if not rows or any(len(row) != len(rows[0]) for row in rows):
+    widths = set(map(len, rows or ()))
+    if rows is None or len(widths) != 1:
         return rows
-    flat = np.fromiter(itertools.chain.from_iterable(rows), np.float64, len(rows) * len(rows[0]))
-    return flat.reshape(len(rows), len(rows[0]))
+    (width,) = widths
+    flat = np.fromiter(itertools.chain.from_iterable(rows), np.float64, len(rows) * width)
+    return flat.reshape(len(rows), width)
 
 
 def decode_feedback(raw: bytes) -> tuple[str, dict[str, Any]]:
