@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -12,6 +13,8 @@ from oltr.errors import OltrError
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+    from oltr.data.normalization import Normalize
 
 # Library imports happen inside the commands, so that `oltr --help` stays instant.
 
@@ -59,9 +62,29 @@ def _table(summary: dict[str, Any]) -> Table:
             "of non-constant (query, feature) pairs)",
         ),
     ]
+    if "normalization" in summary:
+        how = summary["normalization"]
+        rows.append((f"on load (normalize={_choice_text(how['choice'])})", how["reason"]))
     for name, value in rows:
         table.add_row(name, value)
     return table
+
+
+def _choice_text(choice: bool | str) -> str:
+    """A normalize choice as a config file writes it: true, false or auto."""
+    return str(choice).lower()
+
+
+class NormalizeChoice(StrEnum):
+    """``--normalize``: the values of the ``normalize`` config key, as the CLI spells them."""
+
+    auto = "auto"
+    true = "true"
+    false = "false"
+
+    def value_for_loader(self) -> Normalize:
+        """``"auto"``, True or False, as :func:`oltr.data.letor.load_letor` takes it."""
+        return "auto" if self is NormalizeChoice.auto else self is NormalizeChoice.true
 
 
 @app.command("info")
@@ -73,18 +96,34 @@ def info(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Parse without the cache.")] = False,
+    normalize: Annotated[
+        NormalizeChoice,
+        typer.Option(
+            "--normalize",
+            help="The per-query min-max choice to report: auto (the default of streams and "
+            "held-out sets: only when a value lies outside [0, 1]), true or false.",
+        ),
+    ] = NormalizeChoice.auto,
 ) -> None:
-    """Queries, documents, features, grades, list lengths and normalisation of a file."""
+    """Queries, documents, features, grades, list lengths and normalisation of a file.
+
+    The statistics are the file's own values; the last row says what loading it for
+    learning does with ``--normalize`` (the ``normalize`` key of ``[env]`` and
+    ``[heldout]``).
+    """
     from rich.console import Console
 
     from oltr.data.dataset import summarize
     from oltr.data.letor import load_letor
+    from oltr.data.normalization import describe_normalization
 
+    choice = normalize.value_for_loader()
     try:
-        dataset = load_letor(path, group_file=group_file, cache=not no_cache)
+        dataset = load_letor(path, group_file=group_file, cache=not no_cache, normalize=False)
     except (ValueError, OSError) as exc:
         _fail(exc)
     summary = summarize(dataset)
+    summary["normalization"] = describe_normalization(choice, dataset.features)
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:

@@ -38,6 +38,7 @@ import numpy as np
 
 from oltr.data.cache import _cache_key, _cache_load, _cache_store, cache_root
 from oltr.data.dataset import LetorDataset, normalize_per_query
+from oltr.data.normalization import Normalize, check_normalize, resolve_normalize
 from oltr.data.svmlight import (
     LetorFormatError,
     _check_groups_match_qids,
@@ -128,7 +129,7 @@ def load_letor(
     *,
     group_file: str | os.PathLike[str] | None = None,
     n_features: int | None = None,
-    normalize: bool = False,
+    normalize: Normalize = False,
     drop_no_relevant: bool = False,
     cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -163,8 +164,13 @@ def load_letor(
         Width of the feature matrix (>= 1); default: the largest index in the
         file. A file using a larger index is an error.
     normalize
-        Min–max scale each feature within each query ("QueryLevelNorm",
-        :func:`normalize_per_query`); constant features become 0.
+        True: min–max scale each feature within each query ("QueryLevelNorm",
+        :func:`normalize_per_query`; constant features become 0). False (the
+        default here: a reader returns the file's values): keep them.
+        ``"auto"``: scale exactly when some value of the file lies outside
+        [0, 1], so data already in [0, 1] comes back unchanged
+        (:mod:`oltr.data.normalization`; the default of the learning pipeline:
+        the ``letor-stream-v1`` environment and ``[heldout]`` tables).
     drop_no_relevant
         Drop queries whose documents all have grade 0.
     cache
@@ -230,6 +236,8 @@ def load_letor(
     ([1, 7], [0, 2, 3], [[0.5, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
     >>> load_letor(path, cache=False, normalize=True).features[:2].tolist()
     [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    >>> load_letor(path, cache=False, normalize="auto").features[:2].tolist()  # all in [0, 1]
+    [[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
     >>> folder.cleanup()
     """
     path = _existing_file(path, "LETOR file")
@@ -239,6 +247,7 @@ def load_letor(
         or n_features < 1
     ):
         raise ValueError(f"n_features must be an integer >= 1 or None, got {n_features!r}")
+    normalize = check_normalize(normalize)
     if group_file is not None:
         group_path: Path | None = _existing_file(group_file, "group file")
     else:
@@ -249,10 +258,11 @@ def load_letor(
     if cache:
         root = cache_root(cache_dir)
         key = _cache_key(path, group_path, explicit, root)
-        if normalize:
+        if normalize is not False:
             # Normalising writes a new dense matrix as large as the data: cache it too, so a
-            # later load maps it instead of holding a private copy in memory.
-            derived = _derived_key(key, n_features, drop_no_relevant)
+            # later load maps it instead of holding a private copy in memory. An "auto" entry
+            # exists only where "auto" chose to normalise, a choice fixed by the file's bytes.
+            derived = _derived_key(key, n_features, drop_no_relevant, normalize)
             normalized = _cache_load(root / derived, derived, LetorDataset)
             if normalized is not None:
                 return _with_source(normalized, path)
@@ -261,10 +271,12 @@ def load_letor(
         dataset = _parse(path, group_path, explicit)
         if cache:
             _store(root, key, dataset)
+    # Decided on the whole file as parsed, as `oltr data info FILE` reports it.
+    apply = resolve_normalize(normalize, dataset.features)
     dataset = _apply_options(
-        dataset, path, n_features=n_features, normalize=normalize, drop_no_relevant=drop_no_relevant
+        dataset, path, n_features=n_features, normalize=apply, drop_no_relevant=drop_no_relevant
     )
-    if cache and normalize:
+    if cache and apply:
         _store(root, derived, dataset)
     return dataset
 
@@ -276,9 +288,13 @@ def _store(root: Path, key: str, dataset: LetorDataset) -> None:
         warnings.warn(f"could not write the LETOR cache in {root}: {exc}", stacklevel=3)
 
 
-def _derived_key(key: str, n_features: int | None, drop_no_relevant: bool) -> str:
+def _derived_key(
+    key: str, n_features: int | None, drop_no_relevant: bool, normalize: Normalize = True
+) -> str:
     """Cache key of the normalised data set made from entry ``key`` with these options."""
-    options = f"{key}\nnormalize-v1\nn_features={n_features}\ndrop={bool(drop_no_relevant)}"
+    # normalize=True keeps the key it always had, so existing entries stay valid.
+    mode = "normalize-v1" if normalize is True else "normalize-auto-v1"
+    options = f"{key}\n{mode}\nn_features={n_features}\ndrop={bool(drop_no_relevant)}"
     return hashlib.blake2b(options.encode(), digest_size=20).hexdigest()
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,7 +50,9 @@ class LetorStreamEnv(Environment):
     group_file
         List sizes for a file without ``qid:`` (see :func:`oltr.data.letor.load_letor`).
     normalize
-        Min–max scale each feature within each query when reading ``path``.
+        Min–max scale each feature within each query when reading ``path``: True,
+        False, or ``"auto"`` (default: only a file with values outside [0, 1], such
+        as raw MSLR-WEB; see :mod:`oltr.data.normalization`).
     drop_no_relevant
         Drop the queries of ``path`` whose documents all have grade 0.
     dataset
@@ -87,7 +89,7 @@ class LetorStreamEnv(Environment):
         *,
         path: str | None = None,
         group_file: str | None = None,
-        normalize: bool = False,
+        normalize: bool | Literal["auto"] = "auto",
         drop_no_relevant: bool = False,
         dataset: Any = None,
         order: str = "uniform",

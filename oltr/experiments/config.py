@@ -34,6 +34,8 @@ An experiment is one TOML file (read with the standard library's ``tomllib``)::
     path = "data/test.txt"        # relative to the folder of this TOML file, like [env]
     k = 10                        # optional (10); also group_file, n_features, normalize,
                                   # drop_no_relevant (as load_letor) and no_relevant
+    normalize = "auto"            # optional: per-query min-max when a value lies outside
+                                  # [0, 1] (the default, as [env] letor-stream-v1); true, false
 
     [sizes.small]                 # optional overrides picked with --size small
     experiment.horizon = 1_000

@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from oltr.data.dataset import LetorDataset
 from oltr.data.letor import load_letor
+from oltr.data.normalization import check_normalize
 from oltr.kernels import njit
 from oltr.learners.base import FeatureScorer
 from oltr.learners.linear import batch_scores
@@ -64,7 +65,7 @@ HELDOUT_DEFAULTS: dict[str, Any] = {
     "path": None,
     "group_file": None,
     "n_features": None,
-    "normalize": False,
+    "normalize": "auto",
     "drop_no_relevant": False,
     "k": 10,
     "no_relevant": 1.0,
@@ -101,9 +102,9 @@ def check_heldout(
         value = out[key]
         if (value is not None or key == "path") and (not isinstance(value, str) or not value):
             raise TypeError(f"{where}.{key} must be a file path (a non-empty str), got {value!r}")
-    for key in ("normalize", "drop_no_relevant"):
-        if not isinstance(out[key], bool):
-            raise TypeError(f"{where}.{key} must be a bool, got {out[key]!r}")
+    if not isinstance(out["drop_no_relevant"], bool):
+        raise TypeError(f"{where}.drop_no_relevant must be a bool, got {out['drop_no_relevant']!r}")
+    out["normalize"] = check_normalize(out["normalize"], f"{where}.normalize")
     if out["n_features"] is not None:
         out["n_features"] = int(
             check_scalar(out["n_features"], f"{where}.n_features", low=1, integer=True)

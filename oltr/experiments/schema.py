@@ -144,7 +144,7 @@ class HeldoutSection(_Strict):
     path: str = Field(min_length=1)
     group_file: str | None = Field(default=None, min_length=1)
     n_features: int | None = Field(default=None, ge=1)
-    normalize: bool = False
+    normalize: bool | Literal["auto"] = "auto"
     drop_no_relevant: bool = False
     k: int = Field(default=10, ge=1)
     no_relevant: float = 1.0

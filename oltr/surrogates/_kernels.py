@@ -61,7 +61,10 @@ def checked_exp(x: NDArray[np.float64], what: str) -> NDArray[np.float64]:
         raise InputError(
             f"{what}: exp overflows float64 for arguments above {limit:.2f} (largest here "
             f"{np.max(x):.6g}), so the result is not representable; keep scores bounded "
-            "(RTop-kF projects w onto a ball of radius U, so |s_i| <= R_D * U)"
+            "(RTop-kF projects w onto a ball of radius U, so |s_i| <= R_D * U): features on "
+            "a raw scale (values far outside [0, 1], as in MSLR-WEB) give such scores, so "
+            "load them min-max scaled per query (normalize='auto', the default of "
+            "letor-stream-v1 and [heldout], or normalize=true)"
         )
     return out
 

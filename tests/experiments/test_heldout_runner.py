@@ -256,7 +256,7 @@ def test_run_set_id_of_heldout_specs(files) -> None:
     train, test = files
     short = _spec(train, heldout={"path": str(test)})
     spelled = _spec(
-        train, heldout={"path": str(test), "k": 10, "no_relevant": 1, "normalize": False}
+        train, heldout={"path": str(test), "k": 10, "no_relevant": 1, "normalize": "auto"}
     )
     assert storage.run_set_id(short) == storage.run_set_id(spelled)  # defaults filled in
     assert storage.run_set_id(short) != storage.run_set_id(_spec(train))
@@ -313,7 +313,7 @@ def test_config_resolves_heldout_paths_against_its_folder(files, tmp_path: Path)
             "path": want,
             "group_file": None,
             "n_features": None,
-            "normalize": False,
+            "normalize": "auto",
             "drop_no_relevant": False,
             "k": 5,
             "no_relevant": 1.0,
