@@ -1,12 +1,25 @@
-"""Load on ``oltr serve`` over loopback: latency of rank and feedback, sustained rate.
+"""Load on ``oltr serve`` over loopback, against the bare HTTP stack it runs on.
 
-A uvicorn server runs in a subprocess on 127.0.0.1 with an RTop-kF ranker at
-(m, d) = (50, 46); client threads send rank+feedback pairs, open loop at a
-target rate (each pair starts on its schedule), then as fast as they can.
-Bounded: at most ``PAIRS`` pairs and ``SECONDS`` seconds per setting.
-Reports p50/p99 latency of each request, the achieved pair rate, the p99 of
-how late pairs started against their schedule (open loop), the CPU time the
-server and the client spent per pair, and the load average.
+For each list size m in ``SIZES`` (d = 46 features), two servers run in turn
+in a subprocess on 127.0.0.1: ``oltr serve`` with an RTop-kF ranker, and the
+**bare stack** (``serve_bare.py`` beside this file: FastAPI on the same
+uvicorn configuration, answering the two routes with constant bytes of
+``oltr serve``'s own answers, captured first). Client threads send rank +
+feedback pairs, open loop at ``RATE`` pairs/s, then flat out. Bounded: at most
+``PAIRS`` pairs and ``SECONDS`` seconds per row. At the sizes of ``NPY_SIZES``
+both servers run once more with the features sent as a NumPy ``.npy`` body
+(``Content-Type: application/x-npy``) instead of JSON numbers.
+
+Open loop without coordinated omission (Tene, "How NOT to measure latency",
+2013; Schroeder et al., "Open versus closed: a cautionary tale", NSDI 2006):
+pair i has a scheduled start ``start + i / RATE``, and its latency runs from
+that schedule to the feedback's answer, so a stall that delays the sending of
+later pairs counts against each of them. Flat-out rows have no schedule:
+their latency runs from the send. Reported: the achieved pair rate, pair
+latency p50 / p99 / p99.9 / max, the p99 of each request, the CPU time the
+server (from ``/proc``) and the client spent per pair, and the load average;
+then the ratios oltr / bare of the flat-out rate and of the server CPU per
+pair, beside the project's targets.
 
 The client is kept cheap because it shares the machine with the server: the
 rank request bodies are encoded once, and requests go over keep-alive sockets
@@ -14,18 +27,18 @@ as pre-built HTTP/1.1 bytes (no HTTP library on the hot path).
 
 Environment: ``BENCH_SERVE_THREADS`` (client threads, default 16: enough
 connections for the open loop to keep its schedule while requests wait for a
-commit); ``BENCH_SERVE_BASELINE=DIR`` also measures the package found in
+commit); ``BENCH_SERVE_SYNC`` (default ``FULL``, the service's default);
+``BENCH_SERVE_BASELINE=DIR`` also measures, at m = 50, the package found in
 ``DIR`` (e.g. an older ``oltr`` exported with ``git archive REV oltr | tar -x
--C DIR``), labelled "before", and the current code on uvicorn's pure-Python
-HTTP parser and event loop (h11, asyncio), labelled "now-py", so that one run
-shows what the code changed and what the compiled parser and loop (httptools,
-uvloop) add. Both run with those two blocked, as the baseline did not
-depend on them. A last row serves PDGD at the same (m, d), learning from clicks
-(``BENCH_SERVE_ONLY=pdgd`` runs that row alone).
+-C DIR``), labelled "before". (uvicorn's pure-Python parser and loop, h11 and
+asyncio, can no longer be compared: ``oltr serve``'s own HTTP protocol is
+built on httptools.) A last row serves PDGD at (50, 46), learning from clicks
+(``BENCH_SERVE_ONLY=pdgd`` runs it alone).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -36,15 +49,26 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-M, D = 50, 46
-PAIRS, SECONDS = 3000, 10.0
+D = 46
+SIZES = (10, 50, 200)
+NPY_SIZES = (50, 200)
+NPY = "application/x-npy"
+RATE = 500.0
+PAIRS, SECONDS = 3000, 8.0
 THREADS = int(os.environ.get("BENCH_SERVE_THREADS", "16"))
+SYNC = os.environ.get("BENCH_SERVE_SYNC", "FULL")
 BASELINE = os.environ.get("BENCH_SERVE_BASELINE")
+BARE = Path(__file__).resolve().parent / "serve_bare.py"
+#: The project's targets: server CPU per pair of oltr / bare at these m, p99 at RATE.
+CPU_TARGETS = {50: 2.0, 200: 3.0}
+P99_TARGET_MS = 10.0
 _LENGTH = re.compile(rb"content-length:\s*(\d+)", re.IGNORECASE)
 
 
@@ -54,8 +78,8 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _request(method: str, path: str, body: bytes = b"") -> bytes:
-    head = f"{method} {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: application/json\r\n"
+def _request(method: str, path: str, body: bytes = b"", media: str = "application/json") -> bytes:
+    head = f"{method} {path} HTTP/1.1\r\nhost: bench\r\ncontent-type: {media}\r\n"
     return f"{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
@@ -89,37 +113,55 @@ class _Conn:
         self.sock.close()
 
 
-#: Imported at the server's start: uvicorn then falls back to h11 and asyncio.
-_PURE_PYTHON_HTTP = 'import sys\nsys.modules["httptools"] = sys.modules["uvloop"] = None\n'
+def _once(port: int, request: bytes) -> tuple[int, bytes]:
+    conn = _Conn(port)
+    try:
+        return conn.call(request)
+    finally:
+        conn.close()
 
 
-def _serve(
-    store: Path, port: int, sync: str, package: str | None, pure: bool
-) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(store)]
-    cmd += ["--port", str(port), "--sync", sync]
-    env = dict(os.environ)
-    path = [] if package is None else [package]
-    if pure:
-        (store.parent / "sitecustomize.py").write_text(_PURE_PYTHON_HTTP)
-        path.insert(0, str(store.parent))
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(path)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    # The store's folder as working directory: the package comes from PYTHONPATH or the install.
-    proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL, env=env, cwd=store.parent)
+def _start(cmd: list[str], port: int, folder: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start a server in ``folder`` (its working directory); return once it answers."""
+    out = subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env, cwd=folder)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            conn = _Conn(port)
-            status, _ = conn.call(_request("GET", "/healthz"))
-            conn.close()
-            if status == 200:
+            if _once(port, _request("GET", "/healthz"))[0] == 200:
                 return proc
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise TimeoutError("server did not start")
+    raise TimeoutError(f"server did not start: {cmd}")
+
+
+@contextmanager
+def _running(cmd: list[str], port: int, folder: Path, env: dict[str, str]) -> Iterator[int]:
+    proc = _start(cmd, port, folder, env)
+    try:
+        yield proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _oltr(folder: Path, port: int, package: str | None = None) -> AbstractContextManager[int]:
+    cmd = [sys.executable, "-m", "oltr.cli", "serve", "--store", str(folder / "b.db")]
+    cmd += ["--port", str(port), "--sync", SYNC]
+    env = dict(os.environ)
+    if package is not None:
+        env["PYTHONPATH"] = package
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # The store's folder as working directory: the package comes from PYTHONPATH or the install.
+    return _running(cmd, port, folder, env)
+
+
+def _bare(folder: Path, port: int, rank: bytes, feedback: bytes) -> AbstractContextManager[int]:
+    (folder / "rank.json").write_bytes(rank)
+    (folder / "feedback.json").write_bytes(feedback)
+    cmd = [sys.executable, str(BARE), str(port), "rank.json", "feedback.json"]
+    return _running(cmd, port, folder, dict(os.environ))
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -133,26 +175,36 @@ def _own_cpu() -> float:
     return use.ru_utime + use.ru_stime
 
 
-def _features(i: int) -> bytes:
-    x = np.random.default_rng(i).random((M, D)).round(6)
-    return json.dumps({"features": x.tolist()}).encode()
+def _bodies(m: int, n: int = 32, npy: bool = False) -> list[bytes]:
+    """``n`` pre-built rank requests with (m, D) features, as JSON or as a ``.npy`` body."""
+    out = []
+    for i in range(n):
+        x = np.random.default_rng(i).random((m, D)).round(6)
+        if npy:
+            buffer = io.BytesIO()
+            np.save(buffer, x)
+            out.append(_request("POST", "/rankers/b/rank", buffer.getvalue(), NPY))
+        else:
+            body = json.dumps({"features": x.tolist()}).encode()
+            out.append(_request("POST", "/rankers/b/rank", body))
+    return out
 
 
-BODIES = [_request("POST", "/rankers/b/rank", _features(i)) for i in range(64)]
 FEEDBACK = '{{"impression": "{}", "labels": [1]}}'
 
 
 def _load(
     port: int,
     rate: float | None,
+    bodies: list[bytes],
+    feedback: str = FEEDBACK,
     pairs: int = PAIRS,
     seconds: float = SECONDS,
-    feedback: str = FEEDBACK,
 ) -> dict[str, Any]:
-    """Send pairs (at ``rate`` pairs/s, or flat out); return latencies and rates."""
+    """Send pairs (open loop at ``rate`` pairs/s, or flat out); return latencies and rate."""
+    pair_ms: list[float] = []
     rank_ms: list[float] = []
     fb_ms: list[float] = []
-    lag_ms: list[float] = []
     lock = threading.Lock()
     counter = [0]
     errors: list[str] = []
@@ -167,15 +219,15 @@ def _load(
                     counter[0] += 1
                 if i >= pairs or time.perf_counter() - start > seconds:
                     return
-                lag = 0.0
-                if rate is not None:  # open loop: wait for this pair's slot
-                    slot = start + i / rate
-                    lag = time.perf_counter() - slot
-                    if lag < 0:
-                        time.sleep(-lag)
-                        lag = 0.0
                 t0 = time.perf_counter()
-                status, out = conn.call(BODIES[i % 64])
+                if rate is not None:  # open loop: latency counts from the pair's slot
+                    slot = start + i / rate
+                    if slot > t0:
+                        time.sleep(slot - t0)
+                    t0 = time.perf_counter()
+                else:
+                    slot = t0
+                status, out = conn.call(bodies[i % len(bodies)])
                 t1 = time.perf_counter()
                 impression = json.loads(out)["impression"] if status == 200 else "?"
                 body = feedback.format(impression).encode()
@@ -184,9 +236,9 @@ def _load(
                 with lock:
                     if status != 200 or status2 != 200:
                         errors.append(f"{status}/{status2}")
+                    pair_ms.append(1e3 * (t2 - slot))
                     rank_ms.append(1e3 * (t1 - t0))
                     fb_ms.append(1e3 * (t2 - t1))
-                    lag_ms.append(1e3 * lag)
         finally:
             conn.close()
 
@@ -197,27 +249,45 @@ def _load(
         th.join()
     if errors:
         raise RuntimeError(f"{len(errors)} failed pairs, e.g. {errors[:3]}")
-    n = len(rank_ms)
-    return {"rank": rank_ms, "fb": fb_ms, "lag": lag_ms, "rate": n / (time.perf_counter() - start)}
+    elapsed = time.perf_counter() - start
+    return {"pair": pair_ms, "rank": rank_ms, "fb": fb_ms, "rate": len(pair_ms) / elapsed}
+
+
+HEADER = (
+    f"{'server':>6} {'m':>4} {'target':>6} {'pairs/s':>7} {'p50':>7} {'p99':>7} {'p99.9':>7} "
+    f"{'max':>7} {'rank99':>6} {'fb99':>6} {'srv cpu':>7} {'cli cpu':>7} {'load':>5}"
+)
+UNITS = (
+    f"{'':>6} {'':>4} {'/s':>6} {'':>7} {'pair latency (ms), from schedule':>31} "
+    f"{'(ms)':>6} {'(ms)':>6} {'ms/pair':>7} {'ms/pair':>7}"
+)
 
 
 def _row(
-    label: str, sync: str, port: int, pid: int, rate: float | None, feedback: str = FEEDBACK
-) -> None:
+    label: str,
+    m: int,
+    port: int,
+    pid: int,
+    rate: float | None,
+    bodies: list[bytes],
+    feedback: str = FEEDBACK,
+) -> dict[str, float]:
+    """Measure one row, print it, and return its rate, server CPU per pair and pair p99."""
     server0, client0 = _cpu_seconds(pid), _own_cpu()
-    res = _load(port, rate, feedback=feedback)
-    n = len(res["rank"])
+    res = _load(port, rate, bodies, feedback)
+    n = len(res["pair"])
     server_ms = 1e3 * (_cpu_seconds(pid) - server0) / n
     client_ms = 1e3 * (_own_cpu() - client0) / n
-    r, f = np.asarray(res["rank"]), np.asarray(res["fb"])
+    p, r, f = (np.asarray(res[k]) for k in ("pair", "rank", "fb"))
+    q = np.percentile(p, [50, 99, 99.9])
+    load = os.getloadavg()[0]
     print(
-        f"{label:>6} {sync:>6} {rate or 'max'!s:>6} {res['rate']:7.0f} "
-        f"{np.percentile(r, 50):8.2f} {np.percentile(r, 99):8.2f} "
-        f"{np.percentile(f, 50):6.2f} {np.percentile(f, 99):6.2f} "
-        f"{np.percentile(res['lag'], 99):7.1f} {server_ms:7.2f} {client_ms:7.2f} "
-        f"{os.getloadavg()[0]:5.2f}",
+        f"{label:>6} {m:>4} {rate or 'max'!s:>6} {res['rate']:7.0f} {q[0]:7.2f} {q[1]:7.2f} "
+        f"{q[2]:7.1f} {p.max():7.1f} {np.percentile(r, 99):6.2f} {np.percentile(f, 99):6.2f} "
+        f"{server_ms:7.3f} {client_ms:7.3f} {load:5.2f}",
         flush=True,
     )
+    return {"rate": res["rate"], "cpu": server_ms, "p99": float(q[1]), "load": load}
 
 
 RANKER = {
@@ -229,7 +299,6 @@ RANKER = {
     "n_features": D,
 }
 
-
 #: Served PDGD learning from clicks on a page of 10 (the click learners' case).
 PDGD = {
     "learner": "pdgd",
@@ -240,30 +309,77 @@ PDGD = {
 CLICKS = '{{"impression": "{}", "clicks": [0, 2]}}'
 
 
-def _setting(
-    label: str,
-    sync: str,
-    package: str | None,
-    pure: bool = False,
-    ranker: dict[str, object] = RANKER,
-    feedback: str = FEEDBACK,
-    rates: tuple[float | None, ...] = (500.0, None),
-) -> None:
+def _put(port: int, ranker: dict[str, object]) -> None:
+    status, out = _once(port, _request("PUT", "/rankers/b", json.dumps(ranker).encode()))
+    if status != 201:
+        raise RuntimeError(f"PUT /rankers/b: {status} {out!r}")
+
+
+def _answers(port: int, body: bytes, feedback: str) -> tuple[bytes, bytes]:
+    """One real rank answer and the feedback answer to it, from the running ``oltr serve``."""
+    conn = _Conn(port)
+    try:
+        status, rank = conn.call(body)
+        impression = json.loads(rank)["impression"]
+        fb_req = _request("POST", "/rankers/b/feedback", feedback.format(impression).encode())
+        status2, fb = conn.call(fb_req)
+    finally:
+        conn.close()
+    if status != 200 or status2 != 200:
+        raise RuntimeError(f"capturing answers: {status}/{status2}")
+    return rank, fb
+
+
+def _rows(label: str, m: int, port: int, pid: int, bodies: list[bytes], **kw: Any) -> list[Any]:
+    rates = kw.pop("rates", (RATE, None))
+    _load(port, None, bodies, pairs=500, seconds=3.0, **kw)  # warm up (numba, caches)
+    return [_row(label, m, port, pid, rate, bodies, **kw) for rate in rates]
+
+
+def compare(m: int, npy: bool = False) -> tuple[list[Any], list[Any]]:
+    """Rows of ``oltr serve`` and of the bare stack at list size ``m``, features as JSON or .npy."""
+    bodies, tag = _bodies(m, npy=npy), "-npy" if npy else ""
     with tempfile.TemporaryDirectory() as tmp:
         port = _port()
-        proc = _serve(Path(tmp) / "b.db", port, sync, package, pure)
-        try:
-            conn = _Conn(port)
-            status, out = conn.call(_request("PUT", "/rankers/b", json.dumps(ranker).encode()))
-            conn.close()
-            if status != 201:
-                raise RuntimeError(f"PUT /rankers/b: {status} {out!r}")
-            _load(port, None, pairs=500, seconds=3.0, feedback=feedback)  # warm up (numba, caches)
-            for rate in rates:
-                _row(label, sync, port, proc.pid, rate, feedback)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=20)
+        with _oltr(Path(tmp), port) as pid:
+            _put(port, RANKER)
+            rank, fb = _answers(port, bodies[0], FEEDBACK)
+            oltr = _rows("oltr" + tag, m, port, pid, bodies)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = _port()
+        with _bare(Path(tmp), port, rank, fb) as pid:
+            bare = _rows("bare" + tag, m, port, pid, bodies)
+    return oltr, bare
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def summary(results: dict[Any, tuple[list[Any], list[Any]]]) -> None:
+    """Ratios oltr / bare and the targets, from the rows of :func:`compare`."""
+    print(f"oltr / bare (server CPU per pair at {RATE:.0f}/s and flat out; flat-out pairs/s):")
+    for key, (oltr, bare) in results.items():
+        m = key if isinstance(key, int) else key[0]
+        label = f"{m:>3}" if isinstance(key, int) else f"{m:>3} .npy"
+        cpu_open, cpu_max = oltr[0]["cpu"] / bare[0]["cpu"], oltr[1]["cpu"] / bare[1]["cpu"]
+        line = (
+            f"  m={label}: CPU/pair {cpu_open:4.2f}x at {RATE:.0f}/s, {cpu_max:4.2f}x flat out; "
+            f"rate {oltr[1]['rate'] / bare[1]['rate']:4.2f}x"
+        )
+        if m in CPU_TARGETS:
+            line += f"; target CPU <= {CPU_TARGETS[m]:.0f}x: {_verdict(cpu_open <= CPU_TARGETS[m])}"
+        print(line)
+    for key, (oltr, _) in results.items():
+        row = oltr[0]
+        m = key if isinstance(key, int) else key[0]
+        label = f"{m:>3}" if isinstance(key, int) else f"{m:>3} .npy"
+        ok = row["p99"] < P99_TARGET_MS and row["rate"] >= 0.98 * RATE
+        print(
+            f"  m={label}: oltr pair p99 {row['p99']:.2f} ms at {row['rate']:.0f}/s "
+            f"(target < {P99_TARGET_MS:.0f} ms at {RATE:.0f}/s on an idle machine; load "
+            f"{row['load']:.2f}): {_verdict(ok)}"
+        )
 
 
 def _fsync_ms(folder: str, n: int = 100) -> tuple[float, float]:
@@ -282,32 +398,44 @@ def _fsync_ms(folder: str, n: int = 100) -> tuple[float, float]:
     return float(np.percentile(times, 50)), float(np.percentile(times, 99))
 
 
+def baseline_rows(package: str) -> None:
+    """The older package in ``package`` at m = 50 (compare with the rows of "oltr")."""
+    bodies = _bodies(50)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = _port()
+        with _oltr(Path(tmp), port, package) as pid:
+            _put(port, RANKER)
+            _rows("before", 50, port, pid, bodies)
+
+
 def main() -> None:
+    p50, p99 = _fsync_ms(tempfile.gettempdir())
     print(
-        f"RTop-kF (squared, top-1) at m={M}, d={D}; {THREADS} client threads; "
-        f"<= {PAIRS} pairs or {SECONDS:.0f} s per row; cores: {os.cpu_count()}"
+        f"RTop-kF (squared, top-1), d={D}, sync {SYNC}; {THREADS} client threads; "
+        f"<= {PAIRS} pairs or {SECONDS:.0f} s per row; cores: {os.cpu_count()}; "
+        f"fdatasync of 4 KB: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
     )
-    print(
-        f"{'code':>6} {'sync':>6} {'target':>6} {'pairs/s':>7} {'rank p50':>8} {'rank p99':>8} "
-        f"{'fb p50':>6} {'fb p99':>6} {'lag p99':>7} {'srv cpu':>7} {'cli cpu':>7} {'load':>5}"
-    )
-    units = f"{'':>6} {'':>6} {'/s':>6} {'':>7} {'(ms)':>8} {'(ms)':>8} {'(ms)':>6} {'(ms)':>6}"
-    print(f"{units} {'(ms)':>7} {'ms/pair':>7} {'ms/pair':>7}")
-    for sync in ("NORMAL", "FULL"):
-        if sync == "FULL":
-            p50, p99 = _fsync_ms(tempfile.gettempdir())
-            print(f"fdatasync of 4 KB on the store's disk: p50 {p50:.2f} ms, p99 {p99:.2f} ms")
-        if BASELINE:
-            _setting("before", sync, BASELINE, pure=True)
-            _setting("now-py", sync, None, pure=True)
-        _setting("now", sync, None)
+    print(HEADER)
+    print(UNITS)
+    results: dict[Any, tuple[list[Any], list[Any]]] = {m: compare(m) for m in SIZES}
+    for m in NPY_SIZES:  # the features as a .npy body: no JSON numbers to print or parse
+        results[(m, "npy")] = compare(m, npy=True)
+    if BASELINE:
+        baseline_rows(BASELINE)
+    summary(results)
     pdgd_rows()
 
 
 def pdgd_rows() -> None:
-    """Served PDGD at (m, d) = (50, 46), clicks on positions 0 and 2, default durability."""
-    print(f"PDGD (navigational clicks, page of 10) at m={M}, d={D}; sync FULL (the default)")
-    _setting("pdgd", "FULL", None, ranker=PDGD, feedback=CLICKS, rates=(500.0,))
+    """Served PDGD at (m, d) = (50, 46), clicks on positions 0 and 2."""
+    print(f"PDGD (navigational clicks, page of 10) at m=50, d={D}; sync {SYNC}")
+    print(HEADER)
+    bodies = _bodies(50)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = _port()
+        with _oltr(Path(tmp), port) as pid:
+            _put(port, PDGD)
+            _rows("pdgd", 50, port, pid, bodies, feedback=CLICKS, rates=(RATE,))
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from oltr.serve.protocol import (
 )
 from oltr.serve.state import decode_state, dumps_state, encode_state, loads_state
 from oltr.serve.store import Impression, Store, StoredEvent
+from oltr.serve.warmup import warm_up
 from oltr.types import Context
 from oltr.version import __version__
 
@@ -327,6 +328,7 @@ class Ranker:
 def restore(store: Store, name: str, defn: RankerDefinition, snapshot_every: int) -> Ranker:
     """Rebuild ranker ``name`` from its definition, its snapshot and the events after it."""
     learner, model = build_ranker(defn)
+    warm_up(defn, model)  # before the service listens: no compiling in a live request
     snap = store.snapshot(name)
     after, rounds = 0, 0
     if snap is not None:
@@ -383,6 +385,7 @@ class Rankers:
                 return False
             self.limits.check_definition(defn.n_items, defn.n_features)
             learner, model = build_ranker(defn)
+            warm_up(defn, model)  # here, in the creating thread, not in its first request
             self.store.add_ranker(name, defn.to_dict())
             self._rankers[name] = Ranker(
                 name, defn, learner, model, self.store, self.snapshot_every, budget=self.budget
