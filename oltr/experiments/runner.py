@@ -12,9 +12,10 @@
 
 The learner is built from names only and never receives the environment, so
 the relevance it does not see is out of its reach; it receives the feedback
-object cut down to exactly what it declared (``learner.requires``). Every round
-is evaluated (cumulative values need every round), but only checkpoints are
-recorded, into preallocated arrays: the loop holds no pandas.
+object cut down to exactly what it declared (``learner.requires``), through
+``trusted_rank`` / ``trusted_update`` (:meth:`oltr.learners.base.Learner.trusted_rank`:
+``rank`` / ``update`` without the checks this loop makes redundant). Every round
+is evaluated, but only checkpoints are recorded, into preallocated arrays.
 
 Randomness (common random numbers, STYLE §5.5): the environment's stream is
 ``child_rng(seed, "env", env)``, shared by all repetitions and learners; run
@@ -422,6 +423,7 @@ def _run_batch(
     # weights_ may only exist from the first rank() on).
     has_weights = hasattr(type(learner), "weights_")
     env.reset(rng=env_rng)
+    rank, update = learner.trusted_rank, learner.trusted_update  # this loop keeps their terms
 
     # -- the rounds -----------------------------------------------------------------
     n_meas, n_cp = len(names), checkpoints.size
@@ -440,12 +442,12 @@ def _run_batch(
         if t == 1 and context.features is not None:
             for key, evaluator in evaluators.items():
                 _check_heldout_width(evaluator, int(context.features.shape[1]), key)
-        orders = learner.rank(context)
+        orders = rank(context)
         if validate:
             orders = check_orders(orders, context.n_items, n_runs, n_lists)
         feedback = env.feedback(orders, feedback_rngs)
         values = env.evaluate(orders, measures, validate=False)
-        learner.update(context, orders, feedback.restrict(required))
+        update(context, orders, feedback.restrict(required))
         for j, name in enumerate(names):
             cum[j] += values[name]
         if gamma is not None:

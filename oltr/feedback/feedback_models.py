@@ -119,10 +119,23 @@ class FeedbackModel(Configurable, ABC):
         return rngs
 
     def _batch(self, orders: ArrayLike, relevance: ArrayLike) -> tuple[Orders, NDArray[Any]]:
-        rel = np.asarray(relevance)
+        rel = relevance if type(relevance) is np.ndarray else np.asarray(relevance)
         if rel.ndim != 1 or rel.size < 1:
             raise ValueError(f"relevance must have shape (m,) with m >= 1, got {rel.shape}")
-        return check_orders_shape(orders, rel.size, self.provides.n_lists), rel
+        n_lists = 2 if self.kind == "duel" else 1  # self.provides.n_lists, without building it
+        if (  # a learner's own orders: what check_orders_shape returns for them, at no cost
+            type(orders) is np.ndarray
+            and orders.dtype is _INTP
+            and orders.ndim == n_lists + 1
+            and orders.shape[0] >= 1
+            and orders.shape[-1] == rel.shape[0]
+            and (n_lists == 1 or orders.shape[1] == 2)
+        ):
+            return orders, rel
+        return check_orders_shape(orders, rel.size, n_lists), rel
+
+
+_INTP = np.dtype(np.intp)
 
 
 @register_feedback("full")
@@ -146,7 +159,7 @@ class FullFeedbackModel(FeedbackModel):
     ) -> FullFeedback:
         """Every run sees the whole relevance vector (a copy per run)."""
         orders, rel = self._batch(orders, relevance)
-        return FullFeedback(orders, np.repeat(rel[None, :], orders.shape[0], axis=0))
+        return FullFeedback.handed_over(orders, relevance=rel[None, :].repeat(orders.shape[0], 0))
 
 
 @register_feedback("top-k")
@@ -192,7 +205,7 @@ class TopKFeedbackModel(FeedbackModel):
     ) -> TopKFeedback:
         """Grades of ``orders[:, :k]`` (fancy indexing copies them)."""
         orders, rel = self._batch(orders, relevance)
-        return TopKFeedback(orders, rel[orders[:, : self.k]])
+        return TopKFeedback.handed_over(orders, labels=rel[orders[:, : self.k]])
 
 
 @register_feedback("choice")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, Self, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -114,7 +114,9 @@ _INTP = np.dtype(np.intp)
 
 def _frozen(array: ArrayLike, dtype: Any = None) -> NDArray[Any]:
     """A fresh read-only copy (never a view of the caller's array)."""
-    if type(array) is np.ndarray and (dtype is None or array.dtype == dtype):
+    if type(array) is np.ndarray and (
+        dtype is None or array.dtype is dtype or array.dtype == dtype
+    ):
         out = array.copy(order="K")  # the common case, without np.array's conversions
     else:
         out = np.array(array, dtype=dtype, copy=True)
@@ -148,6 +150,23 @@ class Feedback:
     @classmethod
     def _arrays(cls) -> tuple[str, ...]:
         return ()
+
+    @classmethod
+    def handed_over(cls, orders: Orders, **arrays: NDArray[Any]) -> Self:
+        """Feedback built from ``arrays`` its caller has just made for it and keeps no reference to.
+
+        A feedback model's arrays (fancy-indexed grades, repeated grade rows) are
+        new already, so they are made read-only in place instead of copied; the
+        orders, which the learner holds, are copied as by the constructor. The
+        caller vouches that each array has one row per run.
+        """
+        feedback = object.__new__(cls)
+        fields = feedback.__dict__
+        fields["orders"] = _frozen(orders, _INTP)
+        for name in cls._arrays():
+            value = fields[name] = arrays[name]
+            value.setflags(write=False)
+        return feedback
 
     @property
     def n_runs(self) -> int:
@@ -228,6 +247,12 @@ class TopKFeedback(Feedback):
     def k(self) -> int:
         """Number of revealed positions ``k'``."""
         return int(self.labels.shape[1])
+
+    def restrict(self, required: FeedbackRequirement) -> Feedback:
+        """As :meth:`Feedback.restrict`; top-k feedback deep enough is returned as it is."""
+        if required.kind == "topk" and int(required.k or 1) >= self.labels.shape[1]:
+            return self  # checked first: the runner restricts every round
+        return super().restrict(required)
 
     def _restrict(self, required: FeedbackRequirement) -> Feedback:
         if required.kind == "topk":

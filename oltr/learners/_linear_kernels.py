@@ -27,6 +27,8 @@ __all__: list[str] = []
 
 #: Lists of at least this many runs use a transposed copy of X for the scores.
 _TRANSPOSE_FROM = 4
+#: A few runs' lists of at most this many items are ordered by insertion (else merge sort).
+_INSERTION_UP_TO = 48
 
 
 @njit(nogil=True)
@@ -227,7 +229,49 @@ def fused_scores(
         return bad if bad >= 0 else -2
     if n_runs < _TRANSPOSE_FROM:
         for b in range(n_runs):
-            order[b] = np.argsort(neg[b], kind="mergesort")
+            if m <= _INSERTION_UP_TO:
+                insertion_order(neg[b], order[b])
+            else:
+                order[b] = np.argsort(neg[b], kind="mergesort")
+    return -1
+
+
+@njit(nogil=True)
+def insertion_order(keys: Any, out: Any) -> None:  # pragma: no cover
+    """``out`` = the stable ascending order of the finite ``keys``, by insertion.
+
+    Equal keys keep index order, so this is exactly the stable order any stable
+    sort gives (a stable order of finite keys is unique); for short lists it
+    beats a merge sort and writes ``out`` in place.
+    """
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        j = i
+        while j > 0 and keys[out[j - 1]] > key:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = i
+
+
+@njit(nogil=True)
+def plain_scores(weights: Any, x: Any, out: Any) -> int:  # pragma: no cover
+    """``out = W Xᵀ`` (row-major weights), unsorted; returns as :func:`fused_scores` does."""
+    n_runs, m = out.shape
+    if n_runs >= _TRANSPOSE_FROM:
+        xt = np.empty((x.shape[1], m), x.dtype)
+        for i in range(m):
+            for j in range(x.shape[1]):
+                xt[j, i] = x[i, j]
+        rows_times(weights, xt, out, False)
+    else:
+        _scores_direct(weights, x, out)
+    finite = True
+    for b in range(n_runs):
+        for i in range(m):
+            finite &= np.abs(out[b, i]) <= 1.7976931348623157e308
+    if not finite:
+        bad = first_bad_feature(x)
+        return bad if bad >= 0 else -2
     return -1
 
 

@@ -102,6 +102,25 @@ class Learner(Configurable, ABC, Generic[FeedbackT]):
     def update(self, context: Context, orders: Orders, feedback: FeedbackT) -> None:
         """Learn from ``feedback`` (exactly ``self.requires``) on the shown ``orders``."""
 
+    def trusted_rank(self, context: Context) -> Orders:
+        """:meth:`rank` for a caller that keeps the runner's guarantees (below); same results.
+
+        The runner (:func:`oltr.experiments.runner.run_set`) calls this and
+        :meth:`trusted_update` instead of the checked verbs. It guarantees: the
+        contexts come from one environment in round order; each round's
+        :meth:`trusted_update` gets the same context, the orders this method
+        returned (unmodified) and ``feedback.restrict(self.requires)``; and it
+        keeps nothing this method returns past the next round, so a learner may
+        reuse its buffers. A learner may skip the checks these make redundant;
+        the draws and the arithmetic must stay those of :meth:`rank` and
+        :meth:`update`, bit for bit. By default, the checked verbs themselves.
+        """
+        return self.rank(context)
+
+    def trusted_update(self, context: Context, orders: Orders, feedback: FeedbackT) -> None:
+        """:meth:`update` under :meth:`trusted_rank`'s guarantees (by default, ``update``)."""
+        self.update(context, orders, feedback)
+
     def clone(
         self, *, n_runs: int | None = None, rng: RunRNGLike = None, same_rng: bool = True
     ) -> Learner[FeedbackT]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from oltr.feedback import FeedbackRequirement, FullFeedback
-from oltr.learners.linear import LinearRanker
+from oltr.learners.linear_round import TrustedLinearRanker
 from oltr.learners.rtopk import _literal, _require
 from oltr.registry import register_learner
 from oltr.surrogates import ListNet
@@ -28,7 +28,7 @@ __all__ = ["OnlineListNet"]
 
 
 @register_learner("listnet")
-class OnlineListNet(LinearRanker[FullFeedback]):
+class OnlineListNet(TrustedLinearRanker[FullFeedback]):
     """Online ListNet with full feedback: OGD on the cross-entropy of a linear scorer.
 
     Shows its own order (descending ``X w``, ties by lower index first; no
@@ -128,3 +128,18 @@ class OnlineListNet(LinearRanker[FullFeedback]):
             self._adaptive_step(context, grad, self.radius)
         else:
             self._step(context, grad, self.eta_, self.radius)
+
+    def trusted_rank(self, context: Context) -> Orders:
+        """:meth:`rank` under the runner's guarantees (:mod:`oltr.learners.linear_round`)."""
+        if self._weights is None:
+            return self.rank(context)  # round 1 sizes the weights and checks the step size
+        return self._trusted_scores(context)[1]
+
+    def trusted_update(self, context: Context, orders: Orders, feedback: FullFeedback) -> None:
+        """:meth:`update` under the runner's guarantees: the same gradient and step."""
+        cache = self._cache
+        if cache is None or cache[0] != context.t:
+            self.update(context, orders, feedback)
+            return
+        grad = self._surrogate.trusted_descent_grad(cache[1], feedback.relevance)
+        self._trusted_step(context, grad, *self._trusted_eta())

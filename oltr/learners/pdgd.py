@@ -45,13 +45,23 @@ import numpy as np
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
 from oltr.kernels import njit
+from oltr.learners._linear_kernels import fused_step, plain_scores
+from oltr.learners._runs_minor_kernels import scores_runs_minor
+from oltr.learners._step_bound import _step_status, check_step
 from oltr.learners.base import ResumableRound
-from oltr.learners.linear import LinearRanker
+from oltr.learners.linear import RUNS_MINOR_FROM
+from oltr.learners.linear_round import TrustedLinearRanker
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_scalar
 
 __all__ = ["PDGD", "pdgd_score_gradient"]
+
+_NO_ORDER = np.empty((0, 0), dtype=np.intp)
+_NO_PAIRS = np.empty((0, 2), dtype=np.intp)
+_NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
+#: scores_runs_minor's network arguments when the caller sorts: no pairs, no items, no order.
+_NO_NETWORK = (_NO_PAIRS, _NO_ORDER, _NO_ORDER)
 
 
 @njit(nogil=True)
@@ -142,8 +152,54 @@ def _pair_coefficients_runs(
         pairs[r] = _pair_coefficients(scores[r], orders[r], clicks[r], coef[r])
 
 
+@njit(nogil=True)
+def _scaled_coefficients(
+    scores: Any, orders: Any, clicks: Any, eta: Any, coef: Any, pairs: Any
+) -> None:  # pragma: no cover
+    """``coef = (−η_b) ∇f`` per run, as numpy's ``−η[:, None] * coef`` (the ascent direction)."""
+    _pair_coefficients_runs(scores, orders, clicks, coef, pairs)
+    for b in range(coef.shape[0]):
+        for i in range(coef.shape[1]):
+            coef[b, i] = -eta[b] * coef[b, i]
+
+
+@njit(nogil=True)
+def _trusted_pdgd_step(
+    scores: Any,
+    orders: Any,
+    clicks: Any,
+    eta: Any,
+    lr_decay: float,
+    x: Any,
+    weights: Any,
+    average: Any,
+    n_averaged: float,
+    coef: Any,
+    pairs: Any,
+    buffer: Any,
+) -> int:  # pragma: no cover
+    """PDGD's update of row-major weights in one call: the checked path's arithmetic.
+
+    ``coef = (−η_b) ∇f`` (as numpy's ``−η[:, None] * coef``), the finiteness
+    check of :func:`check_step`, the fixed step with η = 1 and U = ∞
+    (:func:`fused_step`), then ``η_b ← η_b · lr_decay`` for the runs with a pair.
+    Returns −3 when the direction is not finite (nothing moved), else the step's
+    verdict (the decay is applied only when it is −1).
+    """
+    _scaled_coefficients(scores, orders, clicks, eta, coef, pairs)
+    sumsq = np.zeros(0)
+    if _step_status(coef, x, sumsq, False, 1.7976931348623157e308) != 0:
+        return -3
+    bad = fused_step(weights, coef, x, 1.0, False, sumsq, np.inf, average, n_averaged, buffer)
+    if bad == -1:
+        for b in range(eta.shape[0]):
+            if pairs[b] > 0:
+                eta[b] = eta[b] * lr_decay
+    return bad
+
+
 @register_learner("pdgd")
-class PDGD(ResumableRound, LinearRanker[ClickFeedback]):
+class PDGD(ResumableRound, TrustedLinearRanker[ClickFeedback]):
     """Pairwise Differentiable Gradient Descent with a linear scorer, learning from clicks.
 
     Samples the shown list from the Plackett–Luce model of its scores and steps
@@ -207,3 +263,81 @@ class PDGD(ResumableRound, LinearRanker[ClickFeedback]):
         self._step(context, -self._eta[:, None] * coef, 1.0, float("inf"))
         self._eta = np.where(pairs > 0, self._eta * float(self.lr_decay), self._eta)
         self._last = None  # the round is over: keep nothing of its context
+
+    def trusted_rank(self, context: Context) -> Orders:
+        """:meth:`rank` under the runner's guarantees: the same scores, draws and order."""
+        x, weights = context.features, self._weights
+        n_runs = self.n_runs
+        if (
+            weights is None
+            or type(x) is not np.ndarray
+            or x.dtype != np.float64
+            or x.ndim != 2
+            or not x.flags.c_contiguous
+            or x.shape[1] != weights.shape[1]
+            or x.shape[0] != context.n_items
+            or (n_runs >= RUNS_MINOR_FROM and not weights.flags.f_contiguous)
+        ):
+            return self.rank(context)
+        m = x.shape[0]
+        scores = np.empty((n_runs, m))
+        if n_runs >= RUNS_MINOR_FROM:
+            neg, _ = self._scores_scratch(m, x.shape[1], False)
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, *_NO_NETWORK)
+        else:
+            flat = plain_scores(weights, x, scores)
+        if flat >= 0:
+            return self.rank(context)  # names the bad feature
+        u = self.rngs.random(m)
+        keys = np.log1p(np.negative(u, out=u), out=u)  # −log(−log(1 − u)): the Gumbel draws
+        keys = np.log(np.negative(keys, out=keys), out=keys)
+        keys = np.subtract(keys, scores, out=keys)  # −(scores + gumbel) = −log(…) − scores
+        self._last = (context.t, scores)
+        self._cache = (context.t, scores, _NO_ORDER, x)
+        return np.argsort(keys, axis=-1, kind="stable").astype(np.intp, copy=False)
+
+    def trusted_update(self, context: Context, orders: Orders, feedback: ClickFeedback) -> None:
+        """:meth:`update` under the runner's guarantees: one compiled call for the step."""
+        last, cache, weights, average = self._last, self._cache, self._weights, self._average
+        if (
+            last is None
+            or last[0] != context.t
+            or cache is None
+            or cache[0] != context.t
+            or weights is None
+            or average is None
+        ):
+            self._cache = None
+            self.update(context, orders, feedback)
+            return
+        n_runs, m = last[1].shape
+        coef, pairs = np.empty((n_runs, m)), np.empty(n_runs, dtype=np.int64)
+        if n_runs >= RUNS_MINOR_FROM:  # runs-minor weights: the direction, then the shared step
+            _scaled_coefficients(last[1], orders, feedback.clicks, self._eta, coef, pairs)
+            self._trusted_step(context, coef, 1.0, False, float("inf"))
+            self._eta[pairs > 0] *= float(self.lr_decay)
+            self._last = None
+            return
+        if self._buffer.shape != weights.shape:
+            self._buffer = np.empty(weights.shape)
+        bad = _trusted_pdgd_step(
+            last[1],
+            orders,
+            feedback.clicks,
+            self._eta,
+            float(self.lr_decay),
+            cache[3],
+            weights,
+            average,
+            float(self._n_averaged + 1),
+            coef,
+            pairs,
+            self._buffer,
+        )
+        if bad == -3:  # a direction that is not finite: the checked step names it
+            check_step(type(self).__name__, context.t, coef, cache[3], self._sumsq, False)
+        if bad >= 0:
+            self._fail_not_finite(context, coef, float("inf"))
+        self._n_averaged += 1
+        self._cache = None
+        self._last = None

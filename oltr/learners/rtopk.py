@@ -15,7 +15,7 @@ round, for every run ``b`` of the batch (weights ``W`` of shape (B, d)):
    ``W ← Π_U(W − η ẑ X)``, where Π_U projects every row onto the
    ℓ2 ball of radius U (steps 10–11).
 
-:class:`LinearRanker` holds what RTop-kF and the full-feedback online ListNet
+`LinearRanker` holds what RTop-kF and the full-feedback online ListNet
 (:mod:`oltr.learners.listnet`) share: lazily sized weights, batched scores,
 the projection and the read-only ``weights_`` that a held-out evaluation reads
 (:func:`oltr.experiments.heldout.heldout_ndcg`).
@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.feedback import FeedbackRequirement, TopKFeedback
-from oltr.learners.linear import LinearRanker
+from oltr.learners.linear_round import TrustedLinearRanker
 from oltr.permutations import permutation_rows
 from oltr.registry import register_learner
 from oltr.surrogates import Surrogate, make_surrogate
@@ -49,6 +49,8 @@ RTOPK_SURROGATES: tuple[str, ...] = ("squared", "ranksvm", "kl", "smoothdcg")
 
 #: Exploration coins drawn per run and refill (one generator call per run per block).
 _COIN_BLOCK = 1024
+_RUN_0, _NO_RUNS = np.zeros(1, dtype=np.intp), np.zeros(0, dtype=np.intp)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _schedule(value: float | None, horizon: int | None, power: float) -> float | None:
@@ -92,7 +94,7 @@ def trusted_estimate(
 
 
 @register_learner("rtopk")
-class RTopKF(LinearRanker[TopKFeedback]):
+class RTopKF(TrustedLinearRanker[TopKFeedback]):
     """Ranking with Top-k Feedback (RTop-kF), batched over runs (CT16 Algorithm 1).
 
     Each round shows the learner's own order (descending ``X w``) with
@@ -188,6 +190,7 @@ class RTopKF(LinearRanker[TopKFeedback]):
 
     #: The runner passes the run's horizon T (``horizon=``) to this learner.
     horizon_dependent: ClassVar[bool] = True
+    scratch_fields: ClassVar[tuple[str, ...]] = (*TrustedLinearRanker.scratch_fields, "_explored")
 
     def __init__(
         self,
@@ -235,6 +238,7 @@ class RTopKF(LinearRanker[TopKFeedback]):
         self._requires = FeedbackRequirement("topk", k=int(self._surrogate.min_k or 1))
         self._coins = np.empty((self.n_runs, 0))
         self._coin_pos = 0
+        self._explored = np.empty((self.n_runs, 0), dtype=np.intp)  # the trusted round's orders
 
     @classmethod
     def _test_params(cls) -> Iterator[dict[str, Any]]:
@@ -299,3 +303,41 @@ class RTopKF(LinearRanker[TopKFeedback]):
             self._adaptive_step(context, z, self.radius)
         else:
             self._step(context, z, self.eta_, self.radius)
+
+    def trusted_rank(self, context: Context) -> Orders:
+        """:meth:`rank` under the runner's guarantees (:mod:`oltr.learners.linear_round`)."""
+        if self._weights is None:
+            return self.rank(context)  # round 1 sizes the weights and checks the schedules
+        t = context.t
+        gamma = min(0.5, math.pow(t, -1.0 / 3.0)) if self.gamma == "anytime" else self.gamma_at(t)
+        self._round_gamma = (t, gamma)
+        own = self._trusted_scores(context)[1]
+        if self.n_runs == 1:  # one coin: a scalar comparison, the same draw
+            if self._coin_pos == self._coins.shape[1]:
+                self._explore(gamma)  # refills the block and uses its first coin
+                explore = _RUN_0 if self._coins[0, 0] < gamma else _NO_RUNS
+            else:
+                explore = _RUN_0 if self._coins[0, self._coin_pos] < gamma else _NO_RUNS
+                self._coin_pos += 1
+        else:
+            explore = self._explore(gamma)
+        if explore.size == 0:
+            return own
+        if self._explored.shape != own.shape:
+            self._explored = np.empty(own.shape, dtype=np.intp)
+        orders = self._explored
+        orders[...] = own
+        permutation_rows(self.rngs, explore, orders)
+        return orders
+
+    def trusted_update(self, context: Context, orders: Orders, feedback: TopKFeedback) -> None:
+        """:meth:`update` under the runner's guarantees: the same estimate and step."""
+        cache, (t, gamma) = self._cache, self._round_gamma
+        if cache is None or cache[0] != context.t or t != context.t:
+            self.update(context, orders, feedback)
+            return
+        labels = feedback.labels
+        if labels.dtype is not _FLOAT64:
+            labels = labels.astype(np.float64)
+        z = self._surrogate.trusted_descent_estimate(cache[1], orders, labels, gamma, cache[2])
+        self._trusted_step(context, z, *self._trusted_eta())
