@@ -160,8 +160,7 @@ class HotRoutes:
     async def rank(self, name: str, features: Any) -> tuple[dict[str, Any], bool]:
         """One list ranked by ``name``: the answer, and whether it is large (to encode off-loop)."""
         ranker = self.rankers.get(name)
-        self.limits.check_cells(features)
-        cells = 0 if features is None else _cells(features)
+        cells = self.limits.check_cells(features)
         heavy = max(cells, ranker.definition.n_items or 0) >= OFF_LOOP_FROM
         out = await _apply(ranker, lambda: ranker.rank_locked(features), heavy)
         self.metrics.impression(name)
@@ -175,12 +174,6 @@ class HotRoutes:
         out = await _apply(ranker, lambda: ranker.feedback_locked(impression, payload, ttl), heavy)
         self.metrics.round(name)
         return {"round": out["round"], "outcome": out.get("outcome")}
-
-
-def _cells(features: Any) -> int:
-    if isinstance(features, np.ndarray):
-        return int(features.size)
-    return sum(len(row) for row in features)
 
 
 async def _apply(

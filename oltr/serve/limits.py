@@ -66,13 +66,13 @@ class Limits:
                 422,
             )
 
-    def check_cells(self, features: Any) -> None:
-        """Refuse (413) a rank request of more than ``max_cells`` rows × features.
+    def check_cells(self, features: Any) -> int:
+        """The rows × features of a rank request; 413 beyond ``max_cells``.
 
-        ``features``: rows (lists) or a matrix; None or empty passes (refused later).
+        ``features``: rows (lists) or a matrix; None or empty passes (refused later) as 0.
         """
         if features is None or len(features) == 0:
-            return
+            return 0
         if isinstance(features, np.ndarray):
             cells = int(features.size)
         else:
@@ -84,6 +84,7 @@ class Limits:
                 "(oltr serve --max-cells raises it)",
                 413,
             )
+        return cells
 
 
 class PendingBudget:
