@@ -75,6 +75,8 @@ class FeedbackRequirement:
                 f"feedback kind must be one of {', '.join(FEEDBACK_KINDS)}; got {self.kind!r}"
             )
         if self.kind == "topk":
+            if type(self.k) is int and self.k >= 1:  # the common case, checked cheaply
+                return
             if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer):
                 raise TypeError(f"k must be an int >= 1 for kind='topk', got {self.k!r}")
             if self.k < 1:

@@ -270,6 +270,16 @@ class RTopKF(TrustedLinearRanker[TopKFeedback]):
         """The averaged iterate (``report="average"``) or the played weights (``"last"``)."""
         return self.averaged_weights_ if self.report == "average" else self.weights_
 
+    def own_orders_played(self, t: int) -> NDArray[np.intp] | None:
+        """Each run's own order (descending ``X w``, ties by lower index) that :meth:`rank`
+        computed for round ``t``, until that round's update; None otherwise.
+
+        What the exploration propensities compare the shown list with: the order this
+        round's coin chose against, so no second scoring can round it differently.
+        """
+        cache = self._cache
+        return cache[2] if cache is not None and cache[0] == t else None
+
     def _explore(self, gamma: float) -> NDArray[np.intp]:
         """The runs whose exploration coin (True with probability γ) came up this round."""
         if self._coin_pos == self._coins.shape[1]:

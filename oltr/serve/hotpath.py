@@ -25,7 +25,6 @@ writes can share it.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import itertools
 import re
@@ -40,6 +39,7 @@ import numpy as np
 from starlette.requests import ClientDisconnect
 
 from oltr.errors import InputError
+from oltr.serve.commitwait import wait_commit
 from oltr.serve.limits import Limits
 from oltr.serve.metrics import ServeMetrics
 from oltr.serve.protocol import RequestError
@@ -198,8 +198,8 @@ async def _apply(
             answer, done = step()
     finally:
         lock.release()
-    # Shielded: a client that goes away must not cancel the write of an applied request.
-    await asyncio.shield(asyncio.wrap_future(done))
+    # A client that goes away stops the wait, never the write of an applied request.
+    await wait_commit(done)
     return answer
 
 

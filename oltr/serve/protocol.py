@@ -257,11 +257,12 @@ def make_feedback_object(
     ``choice``), ``clicks`` (positions of the shown list, duels; positions of
     the page, the first ``min(k, m)`` of the order, ``clicks``), or nothing.
     """
-    kind, m = model.provides.kind, orders.shape[-1]
+    provides, requires = model.provides, learner.requires  # each built on every access
+    kind, m = provides.kind, orders.shape[-1]
     credit: dict[str, Any] = {}
     if kind == "topk":
-        need = learner.requires.k if learner.requires.kind == "topk" else 1
-        high = min(int(model.provides.k or 1), m)
+        need = requires.k if requires.kind == "topk" else 1
+        high = min(int(provides.k or 1), m)
         labels = _labels(body, min(int(need or 1), high), high)
         fb: Feedback = TopKFeedback(orders, labels[None])
     elif kind == "full":
@@ -287,7 +288,7 @@ def make_feedback_object(
         fb = NoFeedback(orders)
     else:
         raise RequestError(f"feedback model {type(model).__name__} is not served", 400)
-    return fb.restrict(learner.requires), credit
+    return fb.restrict(requires), credit
 
 
 def exploration_propensities(
@@ -310,11 +311,15 @@ def exploration_propensities(
     if context.features is None or gamma_at is None or not hasattr(type(learner), "weights_"):
         return {}
     gamma = float(gamma_at(context.t))  # this round's exploration rate (anytime schedules)
-    try:
-        weights = learner.weights_  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):  # before the first round the weights are zero
-        weights = np.zeros((1, context.n_features))
-    own = own_order(batch_scores(np.asarray(weights), context.features))[0]
+    played = getattr(learner, "own_orders_played", lambda _: None)(context.t)
+    if played is not None:  # the order rank() just computed
+        own = played[0]
+    else:
+        try:
+            weights = learner.weights_  # type: ignore[attr-defined]
+        except (AttributeError, RuntimeError):  # before the first round the weights are zero
+            weights = np.zeros((1, context.n_features))
+        own = own_order(batch_scores(np.asarray(weights), context.features))[0]
     m = context.n_items
     prefix = []
     for j in range(1, min(depth, m) + 1):
@@ -325,8 +330,9 @@ def exploration_propensities(
 
 def feedback_depth(model: FeedbackModel, m: int) -> int:
     """How many shown positions the feedback model reveals (for propensities)."""
-    k = model.provides.k
-    return m if model.provides.kind == "full" or k is None else min(int(k), m)
+    provides = model.provides
+    k = provides.k
+    return m if provides.kind == "full" or k is None else min(int(k), m)
 
 
 def uniform_prefix(m: int, j: int) -> float:

@@ -374,3 +374,21 @@ def test_a_run_computes_the_same_bits_in_any_batch() -> None:
         alone = w[b : b + 1].copy()
         batch_step(alone, direction[b : b + 1], 0.1, x)
         np.testing.assert_array_equal(alone[0], stepped[b])
+
+
+def test_the_own_order_played_is_the_one_the_exploration_coin_chose_against() -> None:
+    # Rows 0 and 3 are equal (a tie: lower index first); γ = 1/2 explores half the rounds.
+    lrn = RTopKF(eta=0.3, gamma=0.5, rng=4)
+    rng = np.random.default_rng(9)
+    for t in range(1, 40):
+        x = rng.random((6, 3))
+        x[3] = x[0]
+        ctx = Context(t=t, n_items=6, features=x)
+        w = np.array(lrn.weights_[0]) if t > 1 else np.zeros(3)
+        orders = lrn.rank(ctx)
+        played = lrn.own_orders_played(t)
+        assert played is not None and lrn.own_orders_played(t + 1) is None
+        by_hand = sorted(range(6), key=lambda i: (-(x[i] @ w), i))
+        assert played[0].tolist() == by_hand
+        lrn.update(ctx, orders, TopKFeedback(orders, rng.integers(0, 3, (1, 1)).astype(float)))
+        assert lrn.own_orders_played(t) is None  # the round is over: nothing of it is kept
