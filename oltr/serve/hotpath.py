@@ -28,6 +28,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
+import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Any
 import anyio
 import msgspec
 import numpy as np
+import simdjson
 from starlette.requests import ClientDisconnect
 
 from oltr.errors import InputError
@@ -84,6 +86,7 @@ class _FeedbackBody(msgspec.Struct, forbid_unknown_fields=True):
 _RANK = msgspec.json.Decoder(_RankBody)
 _FEEDBACK = msgspec.json.Decoder(_FeedbackBody)
 _ENCODE = msgspec.json.Encoder().encode
+_SIMD = threading.local()  # each thread its own simdjson parser
 
 
 def decode_rank(raw: bytes) -> Any:
@@ -93,6 +96,9 @@ def decode_rank(raw: bytes) -> Any:
     route's checks to name. Raises :class:`msgspec.DecodeError` for a body the
     API's :class:`~oltr.serve.bodies.RankRequest` might refuse.
     """
+    matrix = _simd_matrix(raw)
+    if matrix is not None:
+        return matrix
     rows = _RANK.decode(raw).features
     widths = set(map(len, rows or ()))
     if rows is None or len(widths) != 1:
@@ -100,6 +106,44 @@ def decode_rank(raw: bytes) -> Any:
     (width,) = widths
     flat = np.fromiter(itertools.chain.from_iterable(rows), np.float64, len(rows) * width)
     return flat.reshape(len(rows), width)
+
+
+def _simd_matrix(raw: bytes) -> np.ndarray[Any, Any] | None:
+    """The common body, ``{"features": [[numbers…], …]}`` with rows of one length, read
+    by simdjson straight into float64 (no Python float per number); None for any other.
+
+    simdjson reads each number as the nearest float64 (as msgspec and Python's
+    float() do) and an integer as its nearest float64; anything else (bigger
+    integers, other keys, a key twice, ragged or nested rows) goes to the msgspec
+    decoder, which decides as before.
+    """
+    parser = _SIMD.__dict__.get("parser") or _new_parser()
+    try:
+        doc = parser.parse(raw)
+        if not isinstance(doc, simdjson.Object) or list(doc.keys()) != ["features"]:
+            return None
+        rows = doc["features"]
+        if not isinstance(rows, simdjson.Array) or len(rows) == 0:
+            return None
+        widths = {len(row) if isinstance(row, simdjson.Array) else -1 for row in rows}
+        flat = np.frombuffer(rows.as_buffer(of_type="d"), np.float64)  # numbers only, flattened
+    except (ValueError, TypeError):
+        return None
+    except RuntimeError:  # a parser still in use (an earlier document alive) or a big integer
+        _new_parser()
+        return None
+    n = len(rows)
+    # Every leaf is a number, so each "[" opens an array: the list and its n rows, none nested.
+    (width,) = widths if len(widths) == 1 else (-1,)
+    if width < 0 or flat.size != n * width or raw.count(b"[") != n + 1:
+        return None
+    return flat.reshape(n, width)
+
+
+def _new_parser() -> Any:
+    """A simdjson parser of this thread's own (a parser holds one document at a time)."""
+    _SIMD.parser = simdjson.Parser()
+    return _SIMD.parser
 
 
 def decode_feedback(raw: bytes) -> tuple[str, dict[str, Any]]:
