@@ -125,7 +125,9 @@ def _simd_matrix(raw: bytes) -> np.ndarray[Any, Any] | None:
         rows = doc["features"]
         if not isinstance(rows, simdjson.Array) or len(rows) == 0:
             return None
-        widths = {len(row) if isinstance(row, simdjson.Array) else -1 for row in rows}
+        # A number among the rows has no len (TypeError); an object or a string has one,
+        # and makes as_buffer raise TypeError.
+        widths = set(map(len, rows))  # type: ignore[arg-type]
         flat = np.frombuffer(rows.as_buffer(of_type="d"), np.float64)  # numbers only, flattened
     except (ValueError, TypeError):
         return None

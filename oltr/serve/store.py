@@ -13,13 +13,11 @@ Six tables:
 ``events``       the log the learner state is a function of: one ``rank`` or
                  ``feedback`` row per acknowledged request, in the order the
                  ranker applied them (``seq``);
-``snapshots``    the latest learner snapshot of each ranker and the last
-                 event ``seq`` it includes;
+``snapshots``    each ranker's latest learner snapshot and the last event it includes;
 ``lifecycle``    whether the store is ``open`` or was ``closed`` cleanly.
 
-A store is created only where no file exists; an existing one is checked and
-refused when damaged (:mod:`oltr.serve.storecheck`), and locked while open, one
-writer per store (:mod:`oltr.serve.lock`).
+A store is created only where no file exists; an existing one is checked and refused
+when damaged (:mod:`oltr.serve.storecheck`), and locked while open (:mod:`oltr.serve.lock`).
 
 Writes go through one writer thread with **group commit**
 (:mod:`oltr.serve.groupcommit`): the ``submit_*`` methods queue a write and
@@ -47,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from oltr.errors import StorageError
@@ -110,6 +109,7 @@ _LIFECYCLE = "CREATE TABLE IF NOT EXISTS lifecycle (key TEXT PRIMARY KEY, value 
 _SET_STATE = "INSERT OR REPLACE INTO lifecycle (key, value) VALUES ('state', ?)"
 _DECISIONS = "CREATE TABLE IF NOT EXISTS decisions (ranker TEXT, kind TEXT, event_seq, payload)"
 Guard = WriteGuard | None
+_ENCODE = msgspec.json.Encoder().encode
 
 _INSERT_IMPRESSION = (
     "INSERT INTO impressions (ranker, id, t, created, n_items, n_features,"
@@ -390,8 +390,8 @@ class Store:
             imp.created,
             imp.n_items,
             0 if feats is None else int(feats.shape[1]),
-            json.dumps(imp.orders),
-            json.dumps(imp.shown),
+            _ENCODE(imp.orders).decode(),  # lists of ints: msgspec, several times faster
+            _ENCODE(imp.shown).decode(),
             json.dumps(imp.extra),
             json.dumps(imp.propensities),
         )
