@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
+import numpy as np
+
 from oltr.feedback import FeedbackRequirement, FullFeedback
 from oltr.learners.linear_round import TrustedLinearRanker
 from oltr.learners.rtopk import _literal, _require
 from oltr.registry import register_learner
 from oltr.surrogates import ListNet
-from oltr.types import Context, Orders, RunRNGLike
+from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
 __all__ = ["OnlineListNet"]
@@ -75,6 +77,9 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
     """
 
     requires = FeedbackRequirement("full")
+    scratch_fields = (*TrustedLinearRanker.scratch_fields, "_grad_buffers")
+    #: The trusted round's softmax scratch (2, B, m) and gradient (B, m), reused while m stays.
+    _grad_buffers: tuple[FloatArray, FloatArray] = (np.empty((2, 0, 0)), np.empty((0, 0)))
 
     #: The runner passes the run's horizon T (``horizon=``) to this learner.
     horizon_dependent: ClassVar[bool] = True
@@ -141,5 +146,15 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
         if cache is None or cache[0] != context.t:
             self.update(context, orders, feedback)
             return
-        grad = self._surrogate.trusted_descent_grad(cache[1], feedback.relevance)
+        scores, grades = cache[1], feedback.relevance
+        both, grad = self._grad_buffers
+        if grad.shape != scores.shape:
+            both, grad = self._grad_buffers = (np.empty((2, *scores.shape)), np.empty(scores.shape))
+        if (
+            grades.shape != scores.shape
+            or grades.dtype != np.float64
+            or not grades.flags.c_contiguous
+            or not self._surrogate.trusted_grad_into(scores, grades, both, grad)
+        ):  # the checked gradient: it broadcasts, converts, or says what is wrong
+            grad = self._surrogate.trusted_descent_grad(scores, grades)
         self._trusted_step(context, grad, *self._trusted_eta())

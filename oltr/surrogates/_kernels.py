@@ -135,6 +135,19 @@ def shifted_pair(s: Any, r: Any, out: Any) -> None:  # pragma: no cover
 
 
 @njit(nogil=True)
+def shifted_pair_checked(s: Any, r: Any, out: Any) -> bool:  # pragma: no cover
+    """:func:`shifted_pair`, for grades ``r`` not yet checked: False (``out`` unfinished)
+    as soon as a grade is not a finite number >= 0 (NaN fails both comparisons)."""
+    n, m = s.shape
+    for i in range(n):
+        for j in range(m):
+            if not (0.0 <= r[i, j] < np.inf):
+                return False
+    shifted_pair(s, r, out)
+    return True
+
+
+@njit(nogil=True)
 def normalized_difference(e: Any, totals: Any, out: Any) -> None:  # pragma: no cover
     """``out = e[0] / totals[0] − e[1] / totals[1]`` row by row (two softmaxes' difference)."""
     n, m = out.shape

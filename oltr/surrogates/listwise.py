@@ -15,6 +15,7 @@ from oltr.surrogates._kernels import (
     normalized_difference,
     one_hot,
     shifted_pair,
+    shifted_pair_checked,
 )
 from oltr.surrogates._validation import FeedbackArrays
 from oltr.surrogates.base import Surrogate
@@ -174,6 +175,27 @@ class ListNet(Surrogate):
         out = np.empty(rows_s.shape)
         normalized_difference(e, e.sum(axis=-1), out)
         return out.reshape(s.shape)
+
+    def trusted_grad_into(
+        self,
+        s: NDArray[np.float64],
+        r: NDArray[np.float64],
+        both: NDArray[np.float64],
+        out: NDArray[np.float64],
+    ) -> bool:
+        """``out = P(s) − P(r)``, the bits of :meth:`trusted_descent_grad`, into given arrays.
+
+        For a learner's own scores ``s`` and float64 grades ``r``, both (n, m) in C
+        order, with ``both`` (2, n, m) and ``out`` (n, m) its reused buffers: the
+        grades are checked in the compiled shift, not in separate numpy passes.
+        Returns False, writing nothing usable, when a grade is not a finite number
+        >= 0; :meth:`trusted_descent_grad` then raises saying which.
+        """
+        if not shifted_pair_checked(s, r, both):
+            return False
+        np.exp(both, out=both)  # numpy's exp, as in _grad: its bits define the traces
+        normalized_difference(both, both.sum(axis=-1), out)
+        return True
 
     def _general_bound(self, m: int, gamma: float, rd: float, u: float, rmax: float) -> float:
         # Full feedback: the estimate is the gradient, ‖P(s) - P(R)‖₁ <= 2, so E <= 4 R_D².

@@ -20,7 +20,12 @@ import pytest
 
 from oltr.errors import InputError
 from oltr.experiments.runner import RunSetSpec, run_set
-from oltr.feedback import ClickFeedbackModel, FullFeedbackModel, TopKFeedbackModel
+from oltr.feedback import (
+    ClickFeedbackModel,
+    FullFeedback,
+    FullFeedbackModel,
+    TopKFeedbackModel,
+)
 from oltr.feedback.feedback_models import FeedbackModel
 from oltr.learners.base import Learner
 from oltr.learners.linear import LinearRanker
@@ -173,3 +178,42 @@ def test_trusted_path_still_names_a_non_finite_feature(name: str) -> None:
         learner.trusted_update(
             context, orders, model.observe(orders, grades, rngs=rngs).restrict(learner.requires)
         )
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, np.inf])
+def test_trusted_listnet_says_what_is_wrong_with_a_grade_as_the_checked_path_does(
+    bad: float,
+) -> None:
+    x = np.random.default_rng(3).random((5, 4))
+    grades = np.array([[0.0, 2.0, bad, 1.0, 0.0]])
+    messages = []
+    for trusted in (False, True):
+        learner = OnlineListNet(eta=0.3, rng=0)
+        context = Context(t=1, n_items=5, features=x)
+        orders = learner.trusted_rank(context) if trusted else learner.rank(context)
+        update = learner.trusted_update if trusted else learner.update
+        with pytest.raises(ValueError) as caught:
+            update(context, orders, FullFeedback(orders, grades))
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "relevance" in messages[0]
+
+
+@pytest.mark.parametrize("n_runs", [1, 3])
+def test_trusted_listnet_takes_integer_grades_as_the_checked_path_does(n_runs: int) -> None:
+    """Grades the compiled gradient does not take as they are (integers) go the checked
+    way: the same weights, bit for bit."""
+    rng = np.random.default_rng(4)
+    rounds = [
+        (Context(t=t, n_items=7, features=rng.random((7, 4))), rng.integers(0, 3, (n_runs, 7)))
+        for t in range(1, 6)
+    ]
+    weights = []
+    for trusted in (False, True):
+        learner = OnlineListNet(eta=0.3, n_runs=n_runs, rng=0)
+        rank = learner.trusted_rank if trusted else learner.rank
+        update = learner.trusted_update if trusted else learner.update
+        for context, grades in rounds:
+            orders = rank(context)
+            update(context, orders, FullFeedback(orders, grades))
+        weights.append(np.array(learner.weights_))
+    assert np.array_equal(weights[0], weights[1])

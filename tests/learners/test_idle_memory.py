@@ -87,12 +87,17 @@ def _array_bytes(obj: Any, seen: set[int] | None = None) -> int:
     return 0
 
 
-def _play(learner: Learner, m: int, rounds: int, world: np.random.Generator) -> None:
-    """``rounds`` protocol rounds on random lists of m items with random feedback."""
+def _play(
+    learner: Learner, m: int, rounds: int, world: np.random.Generator, trusted: bool = False
+) -> None:
+    """``rounds`` protocol rounds on random lists of m items with random feedback (through
+    the runner's trusted verbs if ``trusted``)."""
     n_runs = learner.n_runs
+    rank = learner.trusted_rank if trusted else learner.rank
+    update = learner.trusted_update if trusted else learner.update
     for t in range(1, rounds + 1):
         ctx = Context(t=t, n_items=m, features=world.standard_normal((m, D)))
-        orders = np.asarray(learner.rank(ctx))
+        orders = np.asarray(rank(ctx))
         kind = learner.requires.kind
         fb: Any
         if kind == "duel":
@@ -102,7 +107,7 @@ def _play(learner: Learner, m: int, rounds: int, world: np.random.Generator) -> 
         else:
             grades = world.integers(0, 3, size=(n_runs, m))
             fb = FullFeedback(orders, grades).restrict(learner.requires)
-        learner.update(ctx, orders, fb)
+        update(ctx, orders, fb)
 
 
 def _idle(name: str, m: int, n_runs: int = 1) -> Learner:
@@ -132,4 +137,16 @@ def test_snapshots_leave_the_scratch_buffers_out(name: str) -> None:
     scratch = set(LinearRanker.scratch_fields)
     assert scratch <= set(vars(learner))
     assert _array_bytes([getattr(learner, f) for f in scratch]) > 0  # they are in use
+    assert not scratch & set(encode_state(learner)["fields"])
+
+
+@pytest.mark.parametrize("n_runs", [1, RUNS_MINOR_FROM])
+@pytest.mark.parametrize("name", ["rtopk", "listnet"])  # PDGD's trusted round keeps none
+def test_snapshots_leave_the_trusted_rounds_buffers_out(name: str, n_runs: int) -> None:
+    # The runner's trusted verbs reuse buffers of their own; the snapshot keeps none of them.
+    learner = make_learner(name, {}, n_runs=n_runs, rngs=0, horizon=1000)
+    _play(learner, 12, ROUNDS, np.random.default_rng(7), trusted=True)
+    scratch = set(type(learner).scratch_fields)
+    in_use = [f for f in scratch - set(LinearRanker.scratch_fields) if f in vars(learner)]
+    assert _array_bytes([getattr(learner, f) for f in in_use]) > 0
     assert not scratch & set(encode_state(learner)["fields"])
