@@ -21,6 +21,7 @@ from oltr.metrics.lists import (
     exp2_gain,
     log2_discount,
 )
+from oltr.metrics.whole_lists import ndcg_whole_lists
 
 __all__ = ["average_precision", "dcg", "err", "ndcg", "precision"]
 
@@ -109,8 +110,12 @@ def ndcg(
     >>> print(f"{ndcg([0, 1, 0], [0, 1, 2]):.4f}", ndcg([0, 0, 0], [0, 1, 2]))
     0.6309 1.0
     """
-    lists = _prepare(relevance, order, mask, validate)
     k = _check_k(k)
+    if mask is None and not validate and gain is exp2_gain and discount is log2_discount:
+        fast = ndcg_whole_lists(np.asarray(relevance), np.asarray(order), k, no_relevant)
+        if fast is not None:  # the runner's case: the same values, without the padding
+            return fast
+    lists = _prepare(relevance, order, mask, validate)
     num = _dcg_sorted(gain(lists.rel), _top(lists, k), lists.pos, discount)
     # Ideal order from the unbroadcast relevance: one Z per relevance vector, not per order.
     ideal = -np.sort(-np.where(lists.mask0, gain(lists.rel0), -np.inf), axis=-1)

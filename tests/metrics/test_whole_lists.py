@@ -1,0 +1,58 @@
+"""The runner's NDCG of whole lists is, value for value and bit for bit, the general path's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oltr.errors import InputError
+from oltr.metrics.ranking import ndcg
+from oltr.metrics.whole_lists import ndcg_whole_lists
+
+
+@st.composite
+def _rounds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int | None, float]:
+    m = draw(st.integers(1, 60))
+    n_runs = draw(st.integers(1, 5))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    kind = draw(st.sampled_from(["int", "float", "float32", "zeros"]))
+    if kind == "int":
+        grades: np.ndarray = rng.integers(0, 5, m)
+    elif kind == "zeros":
+        grades = np.zeros(m)
+    else:
+        grades = rng.random(m) * draw(st.sampled_from([1.0, 10.0, 900.0]))
+        grades = grades.astype(np.float32) if kind == "float32" else grades
+    orders = np.argsort(rng.random((n_runs, m)), axis=1)
+    k = draw(st.none() | st.integers(1, m + 5))
+    fill = draw(st.sampled_from([1.0, 0.0, float("nan")]))
+    return grades, orders, k, fill
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(_rounds())
+def test_whole_lists_equal_the_general_path_bit_for_bit(
+    case: tuple[np.ndarray, np.ndarray, int | None, float],
+) -> None:
+    grades, orders, k, fill = case
+    assert ndcg_whole_lists(grades, orders, k or 0, fill) is not None  # the fast path answers
+    fast = ndcg(grades, orders, k=k, no_relevant=fill, validate=False)
+    # An all-True mask is what the general path builds for mask=None: it takes that path.
+    general = ndcg(grades, orders, k=k, mask=np.ones(grades.shape, bool), no_relevant=fill)
+    assert fast.dtype == general.dtype == np.float64 and fast.shape == general.shape
+    assert fast.tobytes() == general.tobytes()  # every bit, NaN and the sign of zero included
+
+
+def test_other_forms_and_overflows_are_left_to_the_general_path() -> None:
+    orders = np.array([[1, 0, 2]])
+    assert ndcg_whole_lists(np.array([[1, 0, 2]]), orders, 2, 1.0) is None  # 2-D grades
+    assert ndcg_whole_lists(np.array([1, 0, 2]), orders[0], 2, 1.0) is None  # 1-D orders
+    assert ndcg_whole_lists(np.array([True, False, True]), orders, 2, 1.0) is None
+    assert ndcg_whole_lists(np.array([1, 0, 2]), orders, 2, 1) is None  # type: ignore[arg-type]
+    big = np.array([1023.0] * 3)  # each gain finite, their discounted sum not
+    assert ndcg_whole_lists(big, orders, 0, 1.0) is None
+    with pytest.raises(InputError, match="ideal DCG"):
+        ndcg(big, orders, validate=False)
