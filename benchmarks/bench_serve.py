@@ -1,14 +1,18 @@
 """Load on ``oltr serve`` over loopback, against the bare HTTP stack it runs on.
 
-For each list size m in ``SIZES`` (d = 46 features), two servers run in turn
-in a subprocess on 127.0.0.1: ``oltr serve`` with an RTop-kF ranker, and the
-**bare stack** (``serve_bare.py`` beside this file: FastAPI on the same
+For each list size m in ``SIZES`` (d = 46 features), two servers run side by
+side in subprocesses on 127.0.0.1: ``oltr serve`` with an RTop-kF ranker, and
+the **bare stack** (``serve_bare.py`` beside this file: FastAPI on the same
 uvicorn configuration, answering the two routes with constant bytes of
 ``oltr serve``'s own answers, captured first). Client threads send rank +
-feedback pairs, open loop at ``RATE`` pairs/s, then flat out. Bounded: at most
-``PAIRS`` pairs and ``SECONDS`` seconds per row. At the sizes of ``NPY_SIZES``
-both servers run once more with the features sent as a NumPy ``.npy`` body
-(``Content-Type: application/x-npy``) instead of JSON numbers.
+feedback pairs, open loop at ``RATE`` pairs/s, then flat out, to one server
+at a time, in turns: ``REPEATS`` rows per server and mode
+(``BENCH_SERVE_REPEATS``, default 3), so that the machine's drift between
+rows falls on both servers alike, and the ratios are the medians of the
+per-turn ratios. Bounded: at most ``PAIRS`` pairs and ``SECONDS`` seconds per
+row. At the sizes of ``NPY_SIZES`` both servers run once more with the
+features sent as a NumPy ``.npy`` body (``Content-Type: application/x-npy``)
+instead of JSON numbers.
 
 Open loop without coordinated omission (Tene, "How NOT to measure latency",
 2013; Schroeder et al., "Open versus closed: a cautionary tale", NSDI 2006):
@@ -28,9 +32,9 @@ as pre-built HTTP/1.1 bytes (no HTTP library on the hot path).
 Environment: ``BENCH_SERVE_THREADS`` (client threads, default 16: enough
 connections for the open loop to keep its schedule while requests wait for a
 commit); ``BENCH_SERVE_SYNC`` (default ``FULL``, the service's default);
-``BENCH_SERVE_BASELINE=DIR`` also measures, at m = 50, the package found in
-``DIR`` (e.g. an older ``oltr`` exported with ``git archive REV oltr | tar -x
--C DIR``), labelled "before". (uvicorn's pure-Python parser and loop, h11 and
+``BENCH_SERVE_BASELINE=DIR`` also runs, at m = 50 in the same turns, the
+package found in ``DIR`` (e.g. an older ``oltr`` exported with ``git archive
+REV oltr | tar -x -C DIR``), labelled "before". (uvicorn's pure-Python parser and loop, h11 and
 asyncio, can no longer be compared: ``oltr serve``'s own HTTP protocol is
 built on httptools.) A last row serves PDGD at (50, 46), learning from clicks
 (``BENCH_SERVE_ONLY=pdgd`` runs it alone).
@@ -50,7 +54,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +65,8 @@ SIZES = (10, 50, 200)
 NPY_SIZES = (50, 200)
 NPY = "application/x-npy"
 RATE = 500.0
-PAIRS, SECONDS = 3000, 8.0
+PAIRS, SECONDS = 2000, 5.0
+REPEATS = int(os.environ.get("BENCH_SERVE_REPEATS", "3"))
 THREADS = int(os.environ.get("BENCH_SERVE_THREADS", "16"))
 SYNC = os.environ.get("BENCH_SERVE_SYNC", "FULL")
 BASELINE = os.environ.get("BENCH_SERVE_BASELINE")
@@ -336,49 +341,88 @@ def _rows(label: str, m: int, port: int, pid: int, bodies: list[bytes], **kw: An
     return [_row(label, m, port, pid, rate, bodies, **kw) for rate in rates]
 
 
-def compare(m: int, npy: bool = False) -> tuple[list[Any], list[Any]]:
-    """Rows of ``oltr serve`` and of the bare stack at list size ``m``, features as JSON or .npy."""
+Rows = dict[str, list[dict[str, float]]]
+
+
+def compare(m: int, npy: bool = False, baseline: str | None = None) -> Rows:
+    """Rows of ``oltr serve``, the bare stack (and the package in ``baseline``) at list size
+    ``m``, features as JSON or .npy: the servers run side by side and are measured in turns,
+    ``REPEATS`` rows each at ``RATE`` and then flat out, so that a drift of the machine
+    falls on all of them alike."""
     bodies, tag = _bodies(m, npy=npy), "-npy" if npy else ""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        servers: dict[str, tuple[int, int]] = {}
+        folders = {name: Path(tmp, name) for name in ("oltr", "before", "bare")}
+        for folder in folders.values():
+            folder.mkdir()
         port = _port()
-        with _oltr(Path(tmp), port) as pid:
+        servers["oltr" + tag] = (port, stack.enter_context(_oltr(folders["oltr"], port)))
+        _put(port, RANKER)
+        rank, fb = _answers(port, bodies[0], FEEDBACK)
+        if baseline is not None:
+            port = _port()
+            pid = stack.enter_context(_oltr(folders["before"], port, baseline))
+            servers["before"] = (port, pid)
             _put(port, RANKER)
-            rank, fb = _answers(port, bodies[0], FEEDBACK)
-            oltr = _rows("oltr" + tag, m, port, pid, bodies)
-    with tempfile.TemporaryDirectory() as tmp:
         port = _port()
-        with _bare(Path(tmp), port, rank, fb) as pid:
-            bare = _rows("bare" + tag, m, port, pid, bodies)
-    return oltr, bare
+        servers["bare" + tag] = (port, stack.enter_context(_bare(folders["bare"], port, rank, fb)))
+        for port, _ in servers.values():
+            _load(port, None, bodies, pairs=500, seconds=3.0)  # warm up (numba, caches)
+        rows: Rows = {label: [] for label in servers}
+        for rate in (RATE, None):
+            for _ in range(REPEATS):
+                for label, (port, pid) in servers.items():
+                    rows[label].append(_row(label, m, port, pid, rate, bodies))
+    return rows
 
 
 def _verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
-def summary(results: dict[Any, tuple[list[Any], list[Any]]]) -> None:
-    """Ratios oltr / bare and the targets, from the rows of :func:`compare`."""
-    print(f"oltr / bare (server CPU per pair at {RATE:.0f}/s and flat out; flat-out pairs/s):")
-    for key, (oltr, bare) in results.items():
-        m = key if isinstance(key, int) else key[0]
-        label = f"{m:>3}" if isinstance(key, int) else f"{m:>3} .npy"
-        cpu_open, cpu_max = oltr[0]["cpu"] / bare[0]["cpu"], oltr[1]["cpu"] / bare[1]["cpu"]
+def _ratios(oltr: list[dict[str, float]], bare: list[dict[str, float]], key: str) -> list[float]:
+    """Per-turn ratios oltr / bare of ``key``: the rows at RATE, then the flat-out rows."""
+    return [a[key] / b[key] for a, b in zip(oltr, bare, strict=True)]
+
+
+def summary(results: dict[str, Rows]) -> None:
+    """Medians (and ranges) of the per-turn ratios oltr / bare, and the targets."""
+    print(
+        f"oltr / bare, median (range) of the {REPEATS} turns: server CPU per pair at "
+        f"{RATE:.0f}/s and flat out; flat-out pairs/s"
+    )
+    for key, rows in results.items():
+        m, npy = int(key.split()[0]), key.endswith("npy")
+        oltr, bare = rows["oltr-npy" if npy else "oltr"], rows["bare-npy" if npy else "bare"]
+        cpu = _ratios(oltr, bare, "cpu")
+        at_rate, flat = cpu[:REPEATS], cpu[REPEATS:]
+        rate = _ratios(oltr[REPEATS:], bare[REPEATS:], "rate")
         line = (
-            f"  m={label}: CPU/pair {cpu_open:4.2f}x at {RATE:.0f}/s, {cpu_max:4.2f}x flat out; "
-            f"rate {oltr[1]['rate'] / bare[1]['rate']:4.2f}x"
+            f"  m={key:>7}: CPU/pair {np.median(at_rate):4.2f}x ({min(at_rate):.2f}-"
+            f"{max(at_rate):.2f}) at {RATE:.0f}/s, {np.median(flat):4.2f}x ({min(flat):.2f}-"
+            f"{max(flat):.2f}) flat out; rate {np.median(rate):4.2f}x"
         )
         if m in CPU_TARGETS:
-            line += f"; target CPU <= {CPU_TARGETS[m]:.0f}x: {_verdict(cpu_open <= CPU_TARGETS[m])}"
+            ok = float(np.median(at_rate)) <= CPU_TARGETS[m]
+            line += f"; target CPU <= {CPU_TARGETS[m]:.0f}x: {_verdict(ok)}"
         print(line)
-    for key, (oltr, _) in results.items():
-        row = oltr[0]
-        m = key if isinstance(key, int) else key[0]
-        label = f"{m:>3}" if isinstance(key, int) else f"{m:>3} .npy"
-        ok = row["p99"] < P99_TARGET_MS and row["rate"] >= 0.98 * RATE
+        if "before" in rows:
+            before = _ratios(rows["before"], oltr, "cpu")
+            print(
+                f"  m={key:>7}: the package in BENCH_SERVE_BASELINE / this one, CPU per pair: "
+                f"{np.median(before[:REPEATS]):4.2f}x at {RATE:.0f}/s, "
+                f"{np.median(before[REPEATS:]):4.2f}x flat out"
+            )
+    for key, rows in results.items():
+        open_rows = rows["oltr-npy" if key.endswith("npy") else "oltr"][:REPEATS]
+        p99 = float(np.median([row["p99"] for row in open_rows]))
+        achieved = float(np.median([row["rate"] for row in open_rows]))
+        load = max(row["load"] for row in open_rows)
+        ok = p99 < P99_TARGET_MS and achieved >= 0.98 * RATE
         print(
-            f"  m={label}: oltr pair p99 {row['p99']:.2f} ms at {row['rate']:.0f}/s "
-            f"(target < {P99_TARGET_MS:.0f} ms at {RATE:.0f}/s on an idle machine; load "
-            f"{row['load']:.2f}): {_verdict(ok)}"
+            f"  m={key:>7}: oltr pair p99 {p99:.2f} ms at {achieved:.0f}/s, median of turns "
+            f"(target < {P99_TARGET_MS:.0f} ms at {RATE:.0f}/s on an idle machine; load up "
+            f"to {load:.2f}): {_verdict(ok)}"
         )
 
 
@@ -398,16 +442,6 @@ def _fsync_ms(folder: str, n: int = 100) -> tuple[float, float]:
     return float(np.percentile(times, 50)), float(np.percentile(times, 99))
 
 
-def baseline_rows(package: str) -> None:
-    """The older package in ``package`` at m = 50 (compare with the rows of "oltr")."""
-    bodies = _bodies(50)
-    with tempfile.TemporaryDirectory() as tmp:
-        port = _port()
-        with _oltr(Path(tmp), port, package) as pid:
-            _put(port, RANKER)
-            _rows("before", 50, port, pid, bodies)
-
-
 def main() -> None:
     p50, p99 = _fsync_ms(tempfile.gettempdir())
     print(
@@ -417,11 +451,11 @@ def main() -> None:
     )
     print(HEADER)
     print(UNITS)
-    results: dict[Any, tuple[list[Any], list[Any]]] = {m: compare(m) for m in SIZES}
+    results: dict[str, Rows] = {}
+    for m in SIZES:
+        results[f"{m}"] = compare(m, baseline=BASELINE if m == 50 else None)
     for m in NPY_SIZES:  # the features as a .npy body: no JSON numbers to print or parse
-        results[(m, "npy")] = compare(m, npy=True)
-    if BASELINE:
-        baseline_rows(BASELINE)
+        results[f"{m} .npy"] = compare(m, npy=True)
     summary(results)
     pdgd_rows()
 
