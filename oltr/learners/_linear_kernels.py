@@ -198,6 +198,19 @@ def rows_times(a: Any, mat: Any, out: Any, skip: bool) -> None:  # pragma: no co
 
 
 @njit(nogil=True)
+def _scores_into(weights: Any, x: Any, xt: Any, out: Any) -> None:  # pragma: no cover
+    """``out = W Xᵀ``: four runs or more through ``xt`` (d, m), filled with ``Xᵀ`` so that the
+    sums over features run along rows (:func:`rows_times`); fewer directly, row by row."""
+    if out.shape[0] >= _TRANSPOSE_FROM:
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                xt[j, i] = x[i, j]
+        rows_times(weights, xt, out, False)
+    else:
+        _scores_direct(weights, x, out)
+
+
+@njit(nogil=True)
 def fused_scores(
     weights: Any, x: Any, xt: Any, out: Any, neg: Any, order: Any
 ) -> int:  # pragma: no cover
@@ -211,13 +224,7 @@ def fused_scores(
     non-finite feature makes its score NaN or ±∞; only then is ``x`` searched.
     """
     n_runs, m = out.shape
-    if n_runs >= _TRANSPOSE_FROM:
-        for i in range(x.shape[0]):  # Xᵀ, so that the sums over features run along rows
-            for j in range(x.shape[1]):
-                xt[j, i] = x[i, j]
-        rows_times(weights, xt, out, False)
-    else:
-        _scores_direct(weights, x, out)
+    _scores_into(weights, x, xt, out)
     finite = True
     for b in range(n_runs):
         for i in range(m):
@@ -257,14 +264,8 @@ def insertion_order(keys: Any, out: Any) -> None:  # pragma: no cover
 def plain_scores(weights: Any, x: Any, out: Any) -> int:  # pragma: no cover
     """``out = W Xᵀ`` (row-major weights), unsorted; returns as :func:`fused_scores` does."""
     n_runs, m = out.shape
-    if n_runs >= _TRANSPOSE_FROM:
-        xt = np.empty((x.shape[1], m), x.dtype)
-        for i in range(m):
-            for j in range(x.shape[1]):
-                xt[j, i] = x[i, j]
-        rows_times(weights, xt, out, False)
-    else:
-        _scores_direct(weights, x, out)
+    xt = np.empty((x.shape[1], m) if n_runs >= _TRANSPOSE_FROM else (0, 0), x.dtype)
+    _scores_into(weights, x, xt, out)
     finite = True
     for b in range(n_runs):
         for i in range(m):

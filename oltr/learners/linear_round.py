@@ -50,7 +50,8 @@ _EMPTY = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 
 
 @njit(nogil=True)
-def checked_rows_step(
+def checked_step(
+    runs_minor: bool,
     weights: Any,
     direction: Any,
     x: Any,
@@ -63,38 +64,16 @@ def checked_rows_step(
     buffer: Any,
     dtype_max: float,
 ) -> int:  # pragma: no cover
-    """:func:`check_step`'s cheap bound, then :func:`fused_step`, in one compiled call.
+    """:func:`check_step`'s cheap bound, then the step, in one compiled call: :func:`fused_step`,
+    or :func:`step_runs_minor` when ``runs_minor`` (``weights`` and ``average`` are then ``Wᵀ``).
 
     Returns −3 (nothing changed: the caller runs :func:`check_step` for the
     verdict) when the bound does not clear the step, else what the step returns.
     """
     if _step_status(direction, x, sumsq, adaptive, dtype_max) != 0:
         return -3
-    return fused_step(
-        weights, direction, x, eta, adaptive, sumsq, radius, average, n_averaged, buffer
-    )
-
-
-@njit(nogil=True)
-def checked_runs_minor_step(
-    weights: Any,
-    direction: Any,
-    x: Any,
-    eta: float,
-    adaptive: bool,
-    sumsq: Any,
-    radius: float,
-    average: Any,
-    n_averaged: float,
-    buffer: Any,
-    dtype_max: float,
-) -> int:  # pragma: no cover
-    """:func:`checked_rows_step` for runs-minor weights: ``weights`` and ``average`` are ``Wᵀ``."""
-    if _step_status(direction, x, sumsq, adaptive, dtype_max) != 0:
-        return -3
-    return step_runs_minor(
-        weights, direction, x, eta, adaptive, sumsq, radius, average, n_averaged, buffer
-    )
+    args = (weights, direction, x, eta, adaptive, sumsq, radius, average, n_averaged, buffer)
+    return step_runs_minor(*args) if runs_minor else fused_step(*args)
 
 
 class TrustedLinearRanker(LinearRanker[FeedbackT]):
@@ -199,14 +178,12 @@ class TrustedLinearRanker(LinearRanker[FeedbackT]):
         if direction.dtype is not dtype or not direction.flags.c_contiguous:
             direction = np.ascontiguousarray(direction, dtype=dtype)
         n_averaged = float(self._n_averaged + 1)
-        if n_runs >= RUNS_MINOR_FROM:
-            kernel, w, avg = checked_runs_minor_step, weights.T, average.T
-        else:
-            kernel, w, avg = checked_rows_step, weights, average
+        runs_minor = n_runs >= RUNS_MINOR_FROM
+        w, avg = (weights.T, average.T) if runs_minor else (weights, average)
         if buffer.shape != w.shape:
             buffer = self._buffer = np.empty(w.shape, dtype)
         args = (w, direction, x, eta, adaptive, self._sumsq, radius, avg, n_averaged, buffer)
-        bad = kernel(*args, _DTYPE_MAX[dtype])
+        bad = checked_step(runs_minor, *args, _DTYPE_MAX[dtype])
         if bad == -3:  # the cheap bound did not clear it: the full check, then the step
             check_step(type(self).__name__, context.t, direction, x, self._sumsq, adaptive)
             bad = (step_runs_minor if n_runs >= RUNS_MINOR_FROM else fused_step)(*args)
