@@ -41,7 +41,7 @@ from oltr.surrogates.exploration import (
 from oltr.surrogates.listwise import KLListNet, ListNet
 from oltr.surrogates.pairwise import RankSVMHinge
 from oltr.surrogates.pointwise import SquaredLoss
-from oltr.surrogates.smoothdcg import SmoothDCG
+from oltr.surrogates.smoothdcg import SCORE_SCALE_EPS, SmoothDCG, score_scale_eps
 
 __all__ = [
     "BOUND_FORMS",
@@ -52,6 +52,7 @@ __all__ = [
     "KnownFn",
     "ListNet",
     "RankSVMHinge",
+    "SCORE_SCALE_EPS",
     "SmoothDCG",
     "SquaredLoss",
     "Surrogate",
@@ -59,6 +60,7 @@ __all__ = [
     "position_probability",
     "prefix_probability",
     "sample_exploration_order",
+    "score_scale_eps",
     "top_set_probability",
 ]
 

@@ -15,7 +15,10 @@ from oltr.surrogates.base import Surrogate
 from oltr.surrogates.decomposition import DecomposedGradient
 from oltr.surrogates.exploration import _position_prob
 
-__all__ = ["SmoothDCG"]
+__all__ = ["SCORE_SCALE_EPS", "SmoothDCG", "score_scale_eps"]
+
+#: ε / (U σ_X) of the default ``eps="auto"``: the smoothing in units of the list's score scale.
+SCORE_SCALE_EPS = 10.0
 
 
 def _gain(relevance: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -125,3 +128,33 @@ class SmoothDCG(Surrogate):
         # <= G(R_max) / (2ε), so E <= R_D² (G(R_max) / 2ε)² Σ_i 1/p(i) <= ... · m² / γ.
         g = float(2.0**rmax - 1.0)
         return rd**2 * (g / (2.0 * self.eps)) ** 2 * m**2 / gamma
+
+
+def score_scale_eps(features: NDArray[np.floating], radius: float) -> float:
+    """SmoothDCG's ε for one list, in units of its score scale: ``c · U · σ_X``.
+
+    σ_X = √(mean_j Var_i X_ij) is the root mean of the per-feature variances over
+    the list's m items: the spread of the scores ``X w`` for a direction w of
+    norm 1 drawn uniformly (E_w Var_i (X w)_i = tr Cov(X) / d); U is the weight
+    radius (1 when there is no projection) and c = :data:`SCORE_SCALE_EPS`. Since
+    ε then scales with the features and with U as the scores do, softmax(s/ε)
+    has the same sharpness whatever the units of the features (softmax(X w / ε)
+    depends on w / ε only, so a fixed ε such as CT16 §6's 0.01 means a different
+    surrogate for every feature scale and radius). ε depends on the features
+    only, not on the weights or the feedback, so it is known before the round's
+    grades and the top-1 estimate stays unbiased for that round's φ_ε. A list
+    whose items all have the same features (σ_X = 0) gets σ_X = 1: every ε
+    gives it the same, zero, gradient in weight space (Xᵀ(e_i − q) = 0 when the
+    rows are equal).
+
+    >>> score_scale_eps(np.array([[0.0, 1.0], [2.0, 1.0]]), 1.0)  # σ_X = √((1 + 0) / 2)
+    7.0710678118654755
+    """
+    x = np.asarray(features, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError(f"features must have shape (m, d) with m >= 1, got {x.shape}")
+    spread = float(np.sqrt(x.var(axis=0).mean())) if x.shape[1] > 0 else 0.0
+    if not np.isfinite(spread):
+        raise ValueError("features must be finite to set SmoothDCG's eps from their scale")
+    scale = float(radius) if np.isfinite(radius) else 1.0
+    return SCORE_SCALE_EPS * scale * (spread if spread > 0.0 else 1.0)

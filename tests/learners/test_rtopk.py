@@ -115,7 +115,7 @@ def test_paper_setting_by_name_and_anytime_defaults() -> None:
     lrn = RTopKF(eta="paper", gamma="paper", horizon=1000)
     assert lrn.eta_ == pytest.approx(0.01)  # T^(-2/3)
     assert lrn.gamma_at(1) == lrn.gamma_at(999) == pytest.approx(0.1)  # T^(-1/3)
-    assert lrn.radius == 1.0 and lrn.eps == 0.01
+    assert lrn.radius == 1.0 and lrn.eps == "auto"  # §6 fixes ε = 0.01: eps=0.01 by name
     default = RTopKF()  # no horizon needed: adaptive eta, anytime gamma
     assert default.eta == "adaptive" and np.isnan(default.eta_)
     assert [default.gamma_at(t) for t in (1, 8, 1000)] == pytest.approx([0.5, 0.5, 0.1])
