@@ -48,17 +48,38 @@ FLOAT64_MAX = float(np.finfo(np.float64).max)
 _DTYPE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float64, np.float32)}
 
 
+#: float64 bits without the sign, and the bits of +inf: |x| as an integer, and where NaN starts.
+_SIGN_OFF = np.int64(0x7FFFFFFFFFFFFFFF)
+_INF_BITS = np.int64(0x7FF0000000000000)
+
+
 @njit(nogil=True)
 def largest_abs(a: Any) -> float:  # pragma: no cover
-    """``max |a_ij|`` of a 2-D array in one pass; NaN if ``a`` holds one, 0.0 if it is empty."""
+    """``max |a_ij|`` of a 2-D array in one pass; NaN if ``a`` holds one, 0.0 if it is empty.
+
+    For float64 the pass compares bit patterns: with the sign bit cleared, IEEE 754
+    numbers (zeros, subnormals, inf) order as their bits do as integers, and every
+    NaN's bits lie above inf's. An integer maximum has no NaN rule to keep, so the
+    loop vectorises (a branch per element made it the costliest part of a step's
+    check on lists of 120 × 136). Other dtypes take the plain loop.
+    """
+    flat = np.ascontiguousarray(a).ravel()
+    if flat.itemsize == 8:
+        bits = flat.view(np.int64)
+        top_bits = np.int64(0)
+        for k in range(bits.shape[0]):
+            v = bits[k] & _SIGN_OFF
+            top_bits = v if v > top_bits else top_bits
+        if top_bits > _INF_BITS:
+            return np.nan
+        return float(np.array([top_bits]).view(np.float64)[0])
     top = 0.0
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            v = abs(a[i, j])
-            if not v <= top:  # larger, or NaN
-                if v != v:
-                    return float(v)
-                top = v
+    for k in range(flat.shape[0]):
+        v = abs(flat[k])
+        if not v <= top:  # larger, or NaN
+            if v != v:
+                return float(v)
+            top = v
     return top
 
 

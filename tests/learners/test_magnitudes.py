@@ -11,7 +11,7 @@ import pytest
 from oltr.errors import InputError
 from oltr.feedback import FullFeedback, TopKFeedback
 from oltr.learners import OnlineListNet, RTopKF
-from oltr.learners._step_bound import FLOAT64_MAX, check_step
+from oltr.learners._step_bound import FLOAT64_MAX, check_step, largest_abs
 from oltr.types import Context
 
 ROOT_MAX = math.sqrt(FLOAT64_MAX)  # ≈ 1.34e154: ‖g‖ beyond it makes ‖g‖² overflow
@@ -114,3 +114,31 @@ def test_rtopk_refuses_what_overflows_and_keeps_its_state(
         _rtopk_round(learner, 4, x, label)
     assert np.array_equal(learner.weights_, before[0])
     assert np.array_equal(learner.averaged_weights_, before[1])
+
+
+def _entries() -> list[float]:
+    """Every kind of float64 the bit comparison must order: zeros, subnormals, normals, inf."""
+    tiny = np.nextafter(0.0, 1.0)
+    return [0.0, -0.0, tiny, -tiny, 2.2e-308, 1.0, -1.5, 3e300, FLOAT64_MAX, -np.inf, np.inf]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_largest_abs_equals_numpy_on_every_kind_of_number(dtype: type) -> None:
+    # Exhaustive over ordered pairs of the special values, at every position of a 3 × 4
+    # array of random entries: the largest |x| exactly, or NaN as soon as one is there.
+    rng = np.random.default_rng(5)
+    base = (rng.standard_normal((3, 4)) * 10.0).astype(dtype)
+    with np.errstate(over="ignore"):
+        values = [dtype(v) for v in _entries()]
+    for a in values:
+        for b in values:
+            for pos in range(base.size):
+                x = base.copy()
+                x.flat[pos], x.flat[(pos + 5) % base.size] = a, b
+                assert largest_abs(x) == float(np.abs(x).max())
+                assert largest_abs(x.T) == float(np.abs(x).max())  # not C-contiguous
+    for pos in range(base.size):
+        x = base.copy()
+        x.flat[pos] = np.nan
+        assert math.isnan(largest_abs(x))
+    assert largest_abs(np.empty((0, 3), dtype)) == 0.0
