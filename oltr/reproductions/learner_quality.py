@@ -75,13 +75,20 @@ CONTEXTUAL_DEFAULTS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]],
     ("DBGD (team-draft clicks)", "dbgd", {}, "interleaved-clicks", {}),
 )
 PAPER_SUFFIX = ", paper η γ"
-#: CT16's literal setting (η = T^(-2/3) or T^(-1/2), γ = T^(-1/3), last iterate), beside the
-#: defaults in the full reproduction, to check CT16 §6's comparison of surrogates at both.
+#: CT16's literal setting (η = T^(-2/3) or T^(-1/2), γ = T^(-1/3), last iterate, SmoothDCG's
+#: ε = 0.01), beside the defaults in the full reproduction, to check CT16 §6's comparison of
+#: surrogates at both.
 CT16_PAPER_SETTINGS: tuple[tuple[str, str, dict[str, Any], str, dict[str, Any]], ...] = tuple(
     (
         f"{label}{PAPER_SUFFIX}",
         learner,
-        {**params, "eta": "paper", "gamma": "paper", "report": "last"},
+        {
+            **params,
+            "eta": "paper",
+            "gamma": "paper",
+            "report": "last",
+            **({"eps": 0.01} if params.get("surrogate") == "smoothdcg" else {}),
+        },
         feedback,
         feedback_params,
     )

@@ -12,7 +12,8 @@ from scipy import stats
 from oltr import RunSetSpec, run_set
 from oltr.data import LetorDataset, synthetic_letor, write_letor
 from oltr.experiments.runner import heldout_column
-from oltr.reproductions.learner_quality import _floor, summarize
+from oltr.learners.rtopk import RTopKF
+from oltr.reproductions.learner_quality import CT16_PAPER_SETTINGS, _floor, summarize
 
 
 def test_the_floor_is_the_expected_ndcg_of_a_random_order() -> None:
@@ -92,3 +93,13 @@ def test_defaults_learn_on_held_out_queries(
     assert (final > floor).all(), (final, floor)
     if np.ptp(final) > 0:  # ListNet draws nothing: its runs are identical and the check exact
         assert stats.ttest_1samp(final, floor, alternative="greater").pvalue < 0.001
+
+
+def test_the_paper_setting_is_ct16_section_6s() -> None:
+    # η = T^(-2/3), γ = T^(-1/3), the last iterate and, for SmoothDCG, ε = 0.01 (§6).
+    assert len(CT16_PAPER_SETTINGS) == 4
+    for _, learner, params, _, _ in CT16_PAPER_SETTINGS:
+        lrn = RTopKF(**params, horizon=1000)
+        assert learner == "rtopk" and lrn.report == "last"
+        assert lrn.eta_ == pytest.approx(1000 ** (-2 / 3)) and lrn.gamma_at(5) == pytest.approx(0.1)
+        assert lrn.eps == (0.01 if params["surrogate"] == "smoothdcg" else "auto")
