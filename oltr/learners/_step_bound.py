@@ -55,13 +55,13 @@ _INF_BITS = np.int64(0x7FF0000000000000)
 
 @njit(nogil=True)
 def largest_abs(a: Any) -> float:  # pragma: no cover
-    """``max |a_ij|`` of a 2-D array in one pass; NaN if ``a`` holds one, 0.0 if it is empty.
+    """``max |a_ij|`` of a 2-D float array in one pass; NaN if ``a`` holds one, 0.0 if empty.
 
     For float64 the pass compares bit patterns: with the sign bit cleared, IEEE 754
     numbers (zeros, subnormals, inf) order as their bits do as integers, and every
     NaN's bits lie above inf's. An integer maximum has no NaN rule to keep, so the
     loop vectorises (a branch per element made it the costliest part of a step's
-    check on lists of 120 × 136). Other dtypes take the plain loop.
+    check on lists of 120 × 136). float32 takes the plain loop.
     """
     flat = np.ascontiguousarray(a).ravel()
     if flat.itemsize == 8:
