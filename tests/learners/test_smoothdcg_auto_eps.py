@@ -69,7 +69,7 @@ def test_the_step_uses_this_lists_eps() -> None:
     q = np.full(3, 1.0 / 3.0)
     want = eta * 3.0 * q[0] * ((np.array([1.0, 0.0, 0.0]) - q) @ x) / (eps * p)
     np.testing.assert_allclose(lrn.weights_[0], want, rtol=1e-12)
-    # the surrogate at that ε gives the same step: the learner used this list's ε
+    # and that is the surrogate the learner names for this round
     assert lrn.round_surrogate(ctx) == SmoothDCG(eps=score_scale_eps(x, math.inf))
 
 
