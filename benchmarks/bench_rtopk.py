@@ -19,10 +19,12 @@ one thread):
   per round, float32 products), and its ratio to float64.
 
 Online ListNet (full feedback, the same products plus a softmax) is timed the
-same way against its own per-run loop, and PDGD (clicks on the top 10 of a
-Plackett–Luce sample) against a plain per-run numpy PDGD (:func:`pdgd_coef`)
-and a batched one. ``run_set`` times the whole runner (a stream over the same
-lists, one ``ndcg@10`` per round) in µs per round, beside the learner's part.
+same way against its own per-run loop (and, in a table of its own, against
+batched numpy taking the grades' softmax once for the whole batch), and PDGD
+(clicks on the top 10 of a Plackett–Luce sample) against a plain per-run numpy
+PDGD (:func:`pdgd_coef`) and a batched one. ``run_set`` times the whole runner
+(a stream over the same lists, one ``ndcg@10`` per round) in µs per round,
+beside the learner's part.
 
 Rounds draw from a pool of 64 random lists (features uniform in [0, 1], grades
 0..4), so the data stay in cache as they would for a small query set. Rates are
@@ -183,8 +185,13 @@ def loop_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
     return make
 
 
-def numpy_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
-    """The same algorithm as plain batched numpy: BLAS products over the whole batch."""
+def numpy_step(surrogate: str, n_runs: int, m: int, d: int, shared_grades: bool = False) -> Maker:
+    """The same algorithm as plain batched numpy: BLAS products over the whole batch.
+
+    ListNet takes one grade row per run, as the learner gets them, or with
+    ``shared_grades`` one softmax of the query's grades for every run (the
+    learner finds rows that are all the same and does that too).
+    """
     ctxs, rels = pool(m, d)
     pair_floor = GAMMA / (m * (m - 1) / 2)
     rows = np.arange(n_runs)
@@ -198,7 +205,11 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
             x, r = ctxs[i].features, rels[i]
             s = w @ x.T
             own = np.argsort(-s, axis=1, kind="stable")
-            if surrogate == "listnet":  # one relevance row per run, as the learner gets it
+            if surrogate == "listnet" and shared_grades:
+                p_s = np.exp(s - s.max(axis=1, keepdims=True))
+                p_r = np.exp(r - r.max())
+                z = p_s / p_s.sum(axis=1, keepdims=True) - p_r / p_r.sum()
+            elif surrogate == "listnet":  # one relevance row per run, as the learner gets it
                 rel = np.tile(r, (n_runs, 1))
                 p_s = np.exp(s - s.max(axis=1, keepdims=True))
                 p_r = np.exp(rel - rel.max(axis=1, keepdims=True))
@@ -412,6 +423,22 @@ def main() -> None:
                         f"{fast / plain:>7.2f}x {fast / ceiling:>7.0%} {single}",
                         flush=True,
                     )
+        print("\nListNet against batched numpy taking one softmax of the grades for all runs:")
+        print(f"{'(m, d)':>10} {'B':>3} {'batched':>10} {'numpy':>10} {'vs numpy':>8}")
+        for m, d in SHAPES:
+            n_runs = max(RUNS)
+            fast, plain = rates(
+                [
+                    batched_step("listnet", n_runs, m, d),
+                    numpy_step("listnet", n_runs, m, d, shared_grades=True),
+                ],
+                n_runs,
+            )
+            print(
+                f"{f'({m}, {d})':>10} {n_runs:>3} {fast:>10.0f} {plain:>10.0f} "
+                f"{fast / plain:>7.2f}x",
+                flush=True,
+            )
         print("\nrun_set end to end (stream over the same lists, ndcg@10 every round), µs/round:")
         print(f"{'learner':9} {'(m, d)':>10} {'B':>3} {'run_set':>9} {'learner':>9} {'rest':>9}")
         for name in ("squared", "listnet", "pdgd"):

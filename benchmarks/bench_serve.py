@@ -36,8 +36,8 @@ commit); ``BENCH_SERVE_SYNC`` (default ``FULL``, the service's default);
 package found in ``DIR`` (e.g. an older ``oltr`` exported with ``git archive
 REV oltr | tar -x -C DIR``), labelled "before". (uvicorn's pure-Python parser and loop, h11 and
 asyncio, can no longer be compared: ``oltr serve``'s own HTTP protocol is
-built on httptools.) A last row serves PDGD at (50, 46), learning from clicks
-(``BENCH_SERVE_ONLY=pdgd`` runs it alone).
+built on httptools.) Last, served PDGD at (50, 46), learning from clicks, and the bare
+stack with PDGD's answers, in turns at ``RATE`` (``BENCH_SERVE_ONLY=pdgd`` runs them alone).
 """
 
 from __future__ import annotations
@@ -461,15 +461,44 @@ def main() -> None:
 
 
 def pdgd_rows() -> None:
-    """Served PDGD at (m, d) = (50, 46), clicks on positions 0 and 2."""
+    """Served PDGD at (m, d) = (50, 46), clicks on positions 0 and 2, beside the bare stack.
+
+    The bare stack answers with PDGD's own captured answers; the two servers are loaded
+    in turns at ``RATE`` (``REPEATS`` rows each), so the p99 of the stack every served
+    learner runs on is measured on the same machine in the same minute as PDGD's.
+    """
     print(f"PDGD (navigational clicks, page of 10) at m=50, d={D}; sync {SYNC}")
     print(HEADER)
     bodies = _bodies(50)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        folders = {name: Path(tmp, name) for name in ("oltr", "bare")}
+        for folder in folders.values():
+            folder.mkdir()
         port = _port()
-        with _oltr(Path(tmp), port) as pid:
-            _put(port, PDGD)
-            _rows("pdgd", 50, port, pid, bodies, feedback=CLICKS, rates=(RATE,))
+        servers = {"pdgd": (port, stack.enter_context(_oltr(folders["oltr"], port)))}
+        _put(port, PDGD)
+        rank, fb = _answers(port, bodies[0], CLICKS)
+        port = _port()
+        servers["bare"] = (port, stack.enter_context(_bare(folders["bare"], port, rank, fb)))
+        for port, _ in servers.values():
+            _load(port, None, bodies, feedback=CLICKS, pairs=500, seconds=3.0)  # warm up
+        rows: Rows = {label: [] for label in servers}
+        for _ in range(REPEATS):
+            for label, (port, pid) in servers.items():
+                rows[label].append(_row(label, 50, port, pid, RATE, bodies, feedback=CLICKS))
+    for label, found in rows.items():
+        p99 = float(np.median([row["p99"] for row in found]))
+        achieved = float(np.median([row["rate"] for row in found]))
+        ok = p99 < P99_TARGET_MS and achieved >= 0.98 * RATE
+        print(
+            f"  {label}: pair p99 {p99:.2f} ms at {achieved:.0f}/s, median of {REPEATS} turns "
+            f"(target < {P99_TARGET_MS:.0f} ms at {RATE:.0f}/s): {_verdict(ok)}"
+        )
+    cpu = _ratios(rows["pdgd"], rows["bare"], "cpu")
+    print(
+        f"  pdgd / bare, server CPU per pair at {RATE:.0f}/s: {np.median(cpu):.2f}x "
+        f"({min(cpu):.2f}-{max(cpu):.2f})"
+    )
 
 
 if __name__ == "__main__":

@@ -155,3 +155,60 @@ def normalized_difference(e: Any, totals: Any, out: Any) -> None:  # pragma: no 
         a, b = totals[0, i], totals[1, i]
         for j in range(m):
             out[i, j] = e[0, i, j] / a - e[1, i, j] / b
+
+
+@njit(nogil=True)
+def shifted_pair_shared(s: Any, r: Any, out: Any) -> int:  # pragma: no cover
+    """:func:`shifted_pair_checked`, telling whether every run has the first run's grades.
+
+    Returns −1 (``out`` unfinished) when a grade is not a finite number >= 0;
+    1 when there are several rows and every grade row equals the first, after
+    writing ``out[0]`` in full and ``out[1, 0]`` only (the other rows of
+    ``out[1]`` would repeat it); 0 after writing ``out`` in full. Rows compare
+    with ``==``, so grades differing only in the sign of zero count as equal:
+    their shifted values differ at most in a zero's sign, which ``exp`` maps to
+    the same 1.0, so every later bit is the same.
+    """
+    n, m = s.shape
+    same = n > 1
+    for i in range(1, n):
+        for j in range(m):
+            if r[i, j] != r[0, j]:  # NaN too: the full check below then names it
+                same = False
+                break
+        if not same:
+            break
+    if not same:
+        return 0 if shifted_pair_checked(s, r, out) else -1
+    top_r = r[0, 0] if m else 0.0
+    for j in range(m):
+        if not (0.0 <= r[0, j] < np.inf):
+            return -1
+        top_r = max(top_r, r[0, j])
+    for j in range(m):
+        out[1, 0, j] = r[0, j] - top_r
+    for i in range(n):
+        top_s = s[i, 0]
+        for j in range(1, m):
+            top_s = max(top_s, s[i, j])
+        for j in range(m):
+            out[0, i, j] = s[i, j] - top_s
+    return 1
+
+
+@njit(nogil=True)
+def shared_difference(
+    e: Any, totals: Any, e_row: Any, total_row: float, out: Any
+) -> None:  # pragma: no cover
+    """``out[i] = e[i] / totals[i] − e_row / total_row`` for every row i, ``e_row`` overwritten.
+
+    :func:`normalized_difference` when every row's second softmax is the same
+    row: each division is the same operation on the same numbers, made once.
+    """
+    n, m = out.shape
+    for j in range(m):
+        e_row[j] = e_row[j] / total_row
+    for i in range(n):
+        a = totals[i]
+        for j in range(m):
+            out[i, j] = e[i, j] / a - e_row[j]

@@ -14,8 +14,9 @@ from oltr.surrogates._kernels import (
     gather,
     normalized_difference,
     one_hot,
+    shared_difference,
     shifted_pair,
-    shifted_pair_checked,
+    shifted_pair_shared,
 )
 from oltr.surrogates._validation import FeedbackArrays
 from oltr.surrogates.base import Surrogate
@@ -189,11 +190,21 @@ class ListNet(Surrogate):
         order, with ``both`` (2, n, m) and ``out`` (n, m) its reused buffers: the
         grades are checked in the compiled shift, not in separate numpy passes.
         Returns False, writing nothing usable, when a grade is not a finite number
-        >= 0; :meth:`trusted_descent_grad` then raises saying which.
+        >= 0; :meth:`trusted_descent_grad` then raises saying which. When every run
+        has the same grades (full feedback on one query to a batch of runs), their
+        softmax is computed once: numpy's ``exp`` is elementwise and its row sum
+        depends only on the row, so the bits are those of one softmax per run.
         """
-        if not shifted_pair_checked(s, r, both):
+        shared = shifted_pair_shared(s, r, both)
+        if shared < 0:
             return False
-        np.exp(both, out=both)  # numpy's exp, as in _grad: its bits define the traces
+        if shared:  # every run has the same grades (full feedback): their softmax once
+            e, e_row = both[0], both[1, :1]
+            np.exp(e, out=e)  # numpy's exp and row sums, as in _grad: their bits define
+            np.exp(e_row, out=e_row)  # the traces, element by element and row by row
+            shared_difference(e, e.sum(axis=-1), e_row[0], e_row.sum(axis=-1)[0], out)
+            return True
+        np.exp(both, out=both)
         normalized_difference(both, both.sum(axis=-1), out)
         return True
 
