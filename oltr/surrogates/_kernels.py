@@ -162,7 +162,7 @@ def shifted_pair_shared(s: Any, r: Any, out: Any) -> int:  # pragma: no cover
     """:func:`shifted_pair_checked`, telling whether every run has the first run's grades.
 
     Returns −1 (``out`` unfinished) when a grade is not a finite number >= 0;
-    1 when there are several rows and every grade row equals the first, after
+    1 when there are several non-empty rows and every one equals the first, after
     writing ``out[0]`` in full and ``out[1, 0]`` only (the other rows of
     ``out[1]`` would repeat it); 0 after writing ``out`` in full. Rows compare
     with ``==``, so grades differing only in the sign of zero count as equal:
@@ -170,17 +170,17 @@ def shifted_pair_shared(s: Any, r: Any, out: Any) -> int:  # pragma: no cover
     the same 1.0, so every later bit is the same.
     """
     n, m = s.shape
-    same = n > 1
+    same = n > 1 and m > 0
     for i in range(1, n):
         for j in range(m):
-            if r[i, j] != r[0, j]:  # NaN too: the full check below then names it
+            if r[i, j] != r[0, j]:  # NaN too: the full check below then refuses it
                 same = False
                 break
         if not same:
             break
     if not same:
         return 0 if shifted_pair_checked(s, r, out) else -1
-    top_r = r[0, 0] if m else 0.0
+    top_r = r[0, 0]
     for j in range(m):
         if not (0.0 <= r[0, j] < np.inf):
             return -1
