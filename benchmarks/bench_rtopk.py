@@ -205,15 +205,11 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int, shared_grades: bool 
             x, r = ctxs[i].features, rels[i]
             s = w @ x.T
             own = np.argsort(-s, axis=1, kind="stable")
-            if surrogate == "listnet" and shared_grades:
+            if surrogate == "listnet":  # one grade row per run, as the learner gets them
+                rel = r if shared_grades else np.tile(r, (n_runs, 1))
                 p_s = np.exp(s - s.max(axis=1, keepdims=True))
-                p_r = np.exp(r - r.max())
-                z = p_s / p_s.sum(axis=1, keepdims=True) - p_r / p_r.sum()
-            elif surrogate == "listnet":  # one relevance row per run, as the learner gets it
-                rel = np.tile(r, (n_runs, 1))
-                p_s = np.exp(s - s.max(axis=1, keepdims=True))
-                p_r = np.exp(rel - rel.max(axis=1, keepdims=True))
-                z = p_s / p_s.sum(axis=1, keepdims=True) - p_r / p_r.sum(axis=1, keepdims=True)
+                p_r = np.exp(rel - rel.max(axis=-1, keepdims=True))
+                z = p_s / p_s.sum(axis=1, keepdims=True) - p_r / p_r.sum(axis=-1, keepdims=True)
             else:
                 orders = own.copy()
                 for b in np.flatnonzero(np.array([g.random() for g in gens]) < GAMMA):

@@ -335,20 +335,22 @@ def _answers(port: int, body: bytes, feedback: str) -> tuple[bytes, bytes]:
     return rank, fb
 
 
-def _rows(label: str, m: int, port: int, pid: int, bodies: list[bytes], **kw: Any) -> list[Any]:
-    rates = kw.pop("rates", (RATE, None))
-    _load(port, None, bodies, pairs=500, seconds=3.0, **kw)  # warm up (numba, caches)
-    return [_row(label, m, port, pid, rate, bodies, **kw) for rate in rates]
-
-
 Rows = dict[str, list[dict[str, float]]]
 
 
-def compare(m: int, npy: bool = False, baseline: str | None = None) -> Rows:
+def compare(
+    m: int,
+    npy: bool = False,
+    baseline: str | None = None,
+    served: tuple[str, dict[str, object], str] = ("oltr", RANKER, FEEDBACK),
+    rates: tuple[float | None, ...] = (RATE, None),
+) -> Rows:
     """Rows of ``oltr serve``, the bare stack (and the package in ``baseline``) at list size
     ``m``, features as JSON or .npy: the servers run side by side and are measured in turns,
-    ``REPEATS`` rows each at ``RATE`` and then flat out, so that a drift of the machine
-    falls on all of them alike."""
+    ``REPEATS`` rows each at each of ``rates`` (``None``: flat out), so that a drift of the
+    machine falls on all of them alike. ``served`` is the row label, the ranker definition
+    and the feedback body template of the served ranker (RTop-kF by default)."""
+    label, ranker, feedback = served
     bodies, tag = _bodies(m, npy=npy), "-npy" if npy else ""
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         servers: dict[str, tuple[int, int]] = {}
@@ -356,23 +358,23 @@ def compare(m: int, npy: bool = False, baseline: str | None = None) -> Rows:
         for folder in folders.values():
             folder.mkdir()
         port = _port()
-        servers["oltr" + tag] = (port, stack.enter_context(_oltr(folders["oltr"], port)))
-        _put(port, RANKER)
-        rank, fb = _answers(port, bodies[0], FEEDBACK)
+        servers[label + tag] = (port, stack.enter_context(_oltr(folders["oltr"], port)))
+        _put(port, ranker)
+        rank, fb = _answers(port, bodies[0], feedback)
         if baseline is not None:
             port = _port()
             pid = stack.enter_context(_oltr(folders["before"], port, baseline))
             servers["before"] = (port, pid)
-            _put(port, RANKER)
+            _put(port, ranker)
         port = _port()
         servers["bare" + tag] = (port, stack.enter_context(_bare(folders["bare"], port, rank, fb)))
-        for port, _ in servers.values():
-            _load(port, None, bodies, pairs=500, seconds=3.0)  # warm up (numba, caches)
-        rows: Rows = {label: [] for label in servers}
-        for rate in (RATE, None):
+        for port, _ in servers.values():  # warm up (numba, caches)
+            _load(port, None, bodies, feedback, pairs=500, seconds=3.0)
+        rows: Rows = {name: [] for name in servers}
+        for rate in rates:
             for _ in range(REPEATS):
-                for label, (port, pid) in servers.items():
-                    rows[label].append(_row(label, m, port, pid, rate, bodies))
+                for name, (port, pid) in servers.items():
+                    rows[name].append(_row(name, m, port, pid, rate, bodies, feedback))
     return rows
 
 
@@ -469,23 +471,7 @@ def pdgd_rows() -> None:
     """
     print(f"PDGD (navigational clicks, page of 10) at m=50, d={D}; sync {SYNC}")
     print(HEADER)
-    bodies = _bodies(50)
-    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
-        folders = {name: Path(tmp, name) for name in ("oltr", "bare")}
-        for folder in folders.values():
-            folder.mkdir()
-        port = _port()
-        servers = {"pdgd": (port, stack.enter_context(_oltr(folders["oltr"], port)))}
-        _put(port, PDGD)
-        rank, fb = _answers(port, bodies[0], CLICKS)
-        port = _port()
-        servers["bare"] = (port, stack.enter_context(_bare(folders["bare"], port, rank, fb)))
-        for port, _ in servers.values():
-            _load(port, None, bodies, feedback=CLICKS, pairs=500, seconds=3.0)  # warm up
-        rows: Rows = {label: [] for label in servers}
-        for _ in range(REPEATS):
-            for label, (port, pid) in servers.items():
-                rows[label].append(_row(label, 50, port, pid, RATE, bodies, feedback=CLICKS))
+    rows = compare(50, served=("pdgd", PDGD, CLICKS), rates=(RATE,))
     for label, found in rows.items():
         p99 = float(np.median([row["p99"] for row in found]))
         achieved = float(np.median([row["rate"] for row in found]))
