@@ -57,7 +57,7 @@ from oltr.data.letor import write_letor
 from oltr.errors import InputError
 from oltr.logs.io import log_format, write_log
 from oltr.logs.schema import ClickLog
-from oltr.serve.store import _SELECT_IMPRESSION, Impression, _impression
+from oltr.serve.store import Impression, impression_from_row
 from oltr.serve.storecheck import (
     StoreDamagedError,
     StoreOpenError,
@@ -65,6 +65,7 @@ from oltr.serve.storecheck import (
     read_only_uri,
     store_problems,
 )
+from oltr.serve.storesql import SELECT_IMPRESSION
 
 __all__ = ["ExportSummary", "export_log", "impression_clicks"]
 
@@ -141,8 +142,8 @@ def _read_store(
         names = {r["name"]: r["definition"] for r in db.execute("SELECT * FROM rankers")}
         if ranker not in names:
             raise InputError(f"store {path} has no ranker {ranker!r}; it has {sorted(names)}")
-        rows = db.execute(f"{_SELECT_IMPRESSION} ORDER BY i.t", (ranker,))
-        impressions = [_impression(row) for row in rows]
+        rows = db.execute(f"{SELECT_IMPRESSION} ORDER BY i.t", (ranker,))
+        impressions = [impression_from_row(row) for row in rows]
         events = db.execute(
             "SELECT impression, payload FROM events WHERE ranker = ? AND kind = 'feedback'",
             (ranker,),

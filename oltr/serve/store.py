@@ -59,78 +59,24 @@ from oltr.serve.storecheck import (
     read_only_uri,
     store_problems,
 )
+from oltr.serve.storesql import (
+    DECISIONS,
+    EXPIRE,
+    INSERT_CONTEXT,
+    INSERT_EVENT,
+    INSERT_IMPRESSION,
+    LIFECYCLE,
+    MARK_DONE,
+    SAVE_SNAPSHOT,
+    SCHEMA,
+    SELECT_IMPRESSION,
+    SET_STATE,
+)
 
 __all__ = ["SCHEMA_VERSION", "Impression", "Store", "StoredEvent"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS rankers (
-    name TEXT PRIMARY KEY,
-    definition TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS impressions (
-    ranker TEXT NOT NULL,
-    id TEXT NOT NULL,
-    t INTEGER NOT NULL,
-    created REAL NOT NULL,
-    n_items INTEGER NOT NULL,
-    n_features INTEGER NOT NULL,
-    orders TEXT NOT NULL,
-    shown TEXT NOT NULL,
-    extra TEXT NOT NULL,
-    propensities TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    PRIMARY KEY (ranker, id)
-);
-CREATE INDEX IF NOT EXISTS impressions_pending ON impressions (ranker, status, created);
-CREATE TABLE IF NOT EXISTS contexts (
-    impression INTEGER PRIMARY KEY,
-    features BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY,
-    ranker TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    impression TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_ranker ON events (ranker, seq);
-CREATE TABLE IF NOT EXISTS snapshots (
-    ranker TEXT PRIMARY KEY,
-    seq INTEGER NOT NULL,
-    rounds INTEGER NOT NULL,
-    version TEXT NOT NULL,
-    state TEXT NOT NULL
-);
-"""
-#: Whether the store is ``open`` or was ``closed`` cleanly (see :mod:`oltr.serve.storecheck`).
-_LIFECYCLE = "CREATE TABLE IF NOT EXISTS lifecycle (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-_SET_STATE = "INSERT OR REPLACE INTO lifecycle (key, value) VALUES ('state', ?)"
-_DECISIONS = "CREATE TABLE IF NOT EXISTS decisions (ranker TEXT, kind TEXT, event_seq, payload)"
 Guard = WriteGuard | None
 _ENCODE = msgspec.json.Encoder().encode
-
-_INSERT_IMPRESSION = (
-    "INSERT INTO impressions (ranker, id, t, created, n_items, n_features,"
-    " orders, shown, extra, propensities) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_CONTEXT = "INSERT INTO contexts (impression, features) VALUES (?, ?)"
-_SELECT_IMPRESSION = (
-    "SELECT i.*, c.features FROM impressions AS i LEFT JOIN contexts AS c "
-    "ON c.impression = i.rowid WHERE i.ranker = ?"
-)
-_INSERT_EVENT = (
-    "INSERT INTO events (ranker, kind, impression, payload, created) VALUES (?, ?, ?, ?, ?)"
-)
-_MARK_DONE = "UPDATE impressions SET status = 'done' WHERE ranker = ? AND id = ?"
-_SAVE_SNAPSHOT = (
-    "INSERT OR REPLACE INTO snapshots (ranker, seq, rounds, version, state) VALUES (?, ?, ?, ?, ?)"
-)
-_EXPIRE = (
-    "UPDATE impressions SET status = 'expired' "
-    "WHERE ranker = ? AND status = 'pending' AND created < ?"
-)
 
 
 @dataclass(frozen=True)
@@ -160,7 +106,8 @@ class StoredEvent:
     payload: dict[str, Any]
 
 
-def _impression(row: sqlite3.Row) -> Impression:
+def impression_from_row(row: sqlite3.Row) -> Impression:
+    """The :class:`Impression` of a row of ``SELECT_IMPRESSION`` (features bit for bit)."""
     features = None
     if row["features"] is not None:
         flat = np.frombuffer(row["features"], dtype="<f8")
@@ -189,7 +136,7 @@ def _create_new(path: Path) -> None:
         db = sqlite3.connect(tmp, isolation_level=None)
         try:
             db.executescript(
-                f"BEGIN; {_SCHEMA} {_LIFECYCLE} INSERT INTO lifecycle VALUES ('state', 'closed');"
+                f"BEGIN; {SCHEMA} {LIFECYCLE} INSERT INTO lifecycle VALUES ('state', 'closed');"
                 f" PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             )
         finally:
@@ -274,9 +221,9 @@ class Store:
         try:
             conns += [self._connect(synchronous) for _ in range(3)]
             writer = conns[0]
-            writer.execute(_LIFECYCLE)
-            writer.execute(_SET_STATE, ("open",))
-            writer.execute(_DECISIONS)
+            writer.execute(LIFECYCLE)
+            writer.execute(SET_STATE, ("open",))
+            writer.execute(DECISIONS)
             # Through to the database file: a missing WAL after a crash then shows.
             writer.execute("PRAGMA wal_checkpoint(FULL)")
             writer.execute("PRAGMA wal_autocheckpoint=0")  # the checkpointer's job
@@ -315,7 +262,7 @@ class Store:
         with self._lock:
             self._db.close()
         try:  # every commit is in; the last close copies the WAL into the file
-            self._write_db.execute(_SET_STATE, ("closed",))
+            self._write_db.execute(SET_STATE, ("closed",))
         finally:
             self._write_db.close()
             self._file_lock.release()
@@ -398,10 +345,10 @@ class Store:
         event = (imp.ranker, "rank", imp.id, json.dumps(payload), time.time())
 
         def write(db: sqlite3.Connection) -> int:
-            rowid = db.execute(_INSERT_IMPRESSION, row).lastrowid
+            rowid = db.execute(INSERT_IMPRESSION, row).lastrowid
             if blob is not None:  # apart from the row, so a status change does not rewrite it
-                db.execute(_INSERT_CONTEXT, (rowid, blob))
-            return int(db.execute(_INSERT_EVENT, event).lastrowid or 0)
+                db.execute(INSERT_CONTEXT, (rowid, blob))
+            return int(db.execute(INSERT_EVENT, event).lastrowid or 0)
 
         return self._group.submit(write, guard)
 
@@ -423,10 +370,10 @@ class Store:
         event = (ranker, "feedback", impression, json.dumps(payload), time.time())
 
         def write(db: sqlite3.Connection) -> int:
-            db.execute(_MARK_DONE, (ranker, impression))
-            seq = int(db.execute(_INSERT_EVENT, event).lastrowid or 0)
+            db.execute(MARK_DONE, (ranker, impression))
+            seq = int(db.execute(INSERT_EVENT, event).lastrowid or 0)
             if snapshot is not None:
-                db.execute(_SAVE_SNAPSHOT, (ranker, seq, *snapshot))
+                db.execute(SAVE_SNAPSHOT, (ranker, seq, *snapshot))
             return seq
 
         return self._group.submit(write, guard)
@@ -437,13 +384,13 @@ class Store:
 
     def impression(self, ranker: str, impression: str) -> Impression | None:
         """One impression, or None."""
-        rows = self._query(f"{_SELECT_IMPRESSION} AND i.id = ?", (ranker, impression))
-        return _impression(rows[0]) if rows else None
+        rows = self._query(f"{SELECT_IMPRESSION} AND i.id = ?", (ranker, impression))
+        return impression_from_row(rows[0]) if rows else None
 
     def impressions(self, ranker: str) -> Iterator[Impression]:
         """Every impression of ``ranker`` in round order."""
-        for row in self._query(f"{_SELECT_IMPRESSION} ORDER BY i.t", (ranker,)):
-            yield _impression(row)
+        for row in self._query(f"{SELECT_IMPRESSION} ORDER BY i.t", (ranker,)):
+            yield impression_from_row(row)
 
     def events(self, ranker: str, after: int = 0) -> list[StoredEvent]:
         """The events of ``ranker`` with ``seq > after``, in order."""
@@ -464,9 +411,7 @@ class Store:
 
     def submit_expire(self, ranker: str, older_than: float) -> Future[int]:
         """Queue: mark pending impressions created before ``older_than`` expired (how many)."""
-        return self._group.submit(
-            lambda db: int(db.execute(_EXPIRE, (ranker, older_than)).rowcount)
-        )
+        return self._group.submit(lambda db: int(db.execute(EXPIRE, (ranker, older_than)).rowcount))
 
     def expire(self, ranker: str, older_than: float) -> int:
         """Mark pending impressions created before ``older_than`` expired; return how many."""
