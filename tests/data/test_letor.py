@@ -9,29 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from letor_fixtures import DENSE_R, DENSE_X, FIXTURES, MALFORMED, load_uncached
 
 from oltr.data.dataset import LetorDataset, normalize_per_query
-from oltr.data.letor import load_letor
 from oltr.data.svmlight import LetorFormatError
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
-MALFORMED = FIXTURES / "malformed"
-
-
-# tests/fixtures/letor/dense.txt, typed in by hand.
-DENSE_X = [
-    [0.5, 1.0, 0.25],
-    [0.0, 0.5, 1.0],
-    [1.0, 0.0, 0.0],
-    [0.2, 0.4, 0.6],
-    [0.8, 0.4, 0.1],
-]
-DENSE_R = [2, 0, 1, 0, 0]
-
-
-def _load(path: Path, **kw: object) -> LetorDataset:
-    return load_letor(path, cache=False, **kw)  # type: ignore[arg-type]
-
 
 # ---------------------------------------------------------------------------
 # Reading well-formed files
@@ -39,7 +20,7 @@ def _load(path: Path, **kw: object) -> LetorDataset:
 
 @pytest.mark.parametrize("name", ["dense.txt", "dense_crlf.txt", "dense.txt.gz"])
 def test_dense_file_with_comments_crlf_and_gzip(name: str) -> None:
-    ds = _load(FIXTURES / name)
+    ds = load_uncached(FIXTURES / name)
     assert ds.features.tolist() == DENSE_X
     assert ds.relevance.tolist() == DENSE_R
     assert ds.qids.tolist() == [10, 20]
@@ -57,11 +38,11 @@ def test_crlf_fixture_really_has_crlf_and_gzip_fixture_really_is_gzip() -> None:
 def test_gzip_is_recognised_by_content_not_name(tmp_path: Path) -> None:
     renamed = tmp_path / "data.letor"
     shutil.copy(FIXTURES / "dense.txt.gz", renamed)
-    assert _load(renamed).features.tolist() == DENSE_X
+    assert load_uncached(renamed).features.tolist() == DENSE_X
 
 
 def test_sparse_indices_comments_and_blank_lines() -> None:
-    ds = _load(FIXTURES / "sparse.txt")
+    ds = load_uncached(FIXTURES / "sparse.txt")
     assert ds.features.tolist() == [[0, 0.5, 0], [3, 0, -15], [0, 0, 7], [0, 0, 0]]
     assert ds.relevance.tolist() == [1, 0, 2, 0]
     assert ds.qids.tolist() == [1, 2]
@@ -69,7 +50,7 @@ def test_sparse_indices_comments_and_blank_lines() -> None:
 
 
 def test_non_contiguous_qids_are_grouped_by_first_appearance_keeping_line_order() -> None:
-    ds = _load(FIXTURES / "noncontiguous.txt")
+    ds = load_uncached(FIXTURES / "noncontiguous.txt")
     # qid 5: lines 1, 3, 6; qid 3: lines 2, 4; qid 9: line 5 (feature 1 = line number).
     assert ds.qids.tolist() == [5, 3, 9]
     assert ds.offsets.tolist() == [0, 3, 5, 6]
@@ -88,13 +69,13 @@ def _check_nogroup(ds: LetorDataset) -> None:
 
 
 def test_group_file_found_beside_the_file() -> None:
-    _check_nogroup(_load(FIXTURES / "nogroup.txt"))
+    _check_nogroup(load_uncached(FIXTURES / "nogroup.txt"))
 
 
 def test_group_file_given_explicitly(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "nogroup.txt", tmp_path / "data")
     shutil.copy(FIXTURES / "nogroup.txt.query", tmp_path / "sizes.txt")
-    _check_nogroup(_load(tmp_path / "data", group_file=tmp_path / "sizes.txt"))
+    _check_nogroup(load_uncached(tmp_path / "data", group_file=tmp_path / "sizes.txt"))
 
 
 def _gzip_copy(src: Path, dst: Path) -> None:
@@ -118,23 +99,23 @@ def test_group_file_auto_detection_names(tmp_path: Path, data_name: str, group_n
     copy(FIXTURES / "nogroup.txt", tmp_path / data_name)
     gcopy = _gzip_copy if group_name.endswith(".gz") else shutil.copyfile
     gcopy(FIXTURES / "nogroup.txt.query", tmp_path / group_name)
-    _check_nogroup(_load(tmp_path / data_name))
+    _check_nogroup(load_uncached(tmp_path / data_name))
 
 
 def test_auto_detected_group_file_is_ignored_when_lines_carry_qid(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "dense.txt", tmp_path / "d.txt")
     (tmp_path / "d.txt.query").write_text("1\n4\n")  # would contradict the qids
-    assert _load(tmp_path / "d.txt").offsets.tolist() == [0, 3, 5]
+    assert load_uncached(tmp_path / "d.txt").offsets.tolist() == [0, 3, 5]
 
 
 def test_explicit_group_file_consistent_with_qids_defines_lists(tmp_path: Path) -> None:
     (tmp_path / "g").write_text("3\n2\n")
-    ds = _load(FIXTURES / "dense.txt", group_file=tmp_path / "g")
+    ds = load_uncached(FIXTURES / "dense.txt", group_file=tmp_path / "g")
     assert ds.offsets.tolist() == [0, 3, 5] and ds.qids.tolist() == [10, 20]
 
 
 def test_n_features_pads_with_zero_columns() -> None:
-    ds = _load(FIXTURES / "sparse.txt", n_features=5)
+    ds = load_uncached(FIXTURES / "sparse.txt", n_features=5)
     assert ds.features.shape == (4, 5)
     assert ds.features[:, 3:].tolist() == [[0, 0]] * 4
     assert ds.features[1].tolist() == [3, 0, -15, 0, 0]
@@ -143,14 +124,14 @@ def test_n_features_pads_with_zero_columns() -> None:
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
 def test_n_features_must_be_a_positive_integer(bad: object) -> None:
     with pytest.raises(ValueError, match="n_features"):
-        _load(FIXTURES / "dense.txt", n_features=bad)
+        load_uncached(FIXTURES / "dense.txt", n_features=bad)
 
 
 def test_missing_file_is_named() -> None:
     with pytest.raises(FileNotFoundError, match="nope.txt"):
-        _load(FIXTURES / "nope.txt")
+        load_uncached(FIXTURES / "nope.txt")
     with pytest.raises(FileNotFoundError, match="nope.query"):
-        _load(FIXTURES / "nogroup.txt", group_file=FIXTURES / "nope.query")
+        load_uncached(FIXTURES / "nogroup.txt", group_file=FIXTURES / "nope.query")
 
 
 # ---------------------------------------------------------------------------
@@ -191,7 +172,7 @@ def test_malformed_file_names_file_line_and_problem(
     path = MALFORMED / name
     where = re.escape(str(path)) + (f":{line}: " if line is not None else ": ")
     with pytest.raises(LetorFormatError, match="^" + where + problem):
-        _load(path)
+        load_uncached(path)
 
 
 GROUP_CASES = [
@@ -209,7 +190,7 @@ def test_malformed_group_file_names_file_line_and_problem(
 ) -> None:
     gpath = MALFORMED / group
     with pytest.raises(LetorFormatError, match="^" + re.escape(str(gpath)) + problem):
-        _load(FIXTURES / data, group_file=gpath)
+        load_uncached(FIXTURES / data, group_file=gpath)
 
 
 def test_group_that_mixes_qids_names_the_data_line() -> None:
@@ -218,7 +199,7 @@ def test_group_that_mixes_qids_names_the_data_line() -> None:
     with pytest.raises(
         LetorFormatError, match="^" + re.escape(str(path)) + r":3: qid 2 differs from qid 1"
     ):
-        _load(path, group_file=MALFORMED / "qids_split.query")
+        load_uncached(path, group_file=MALFORMED / "qids_split.query")
 
 
 def test_index_above_n_features_names_the_line() -> None:
@@ -227,7 +208,7 @@ def test_index_above_n_features_names_the_line() -> None:
         LetorFormatError,
         match="^" + re.escape(str(path)) + r":4: feature index 3 exceeds n_features=2",
     ):
-        _load(path, n_features=2)
+        load_uncached(path, n_features=2)
 
 
 def test_format_error_is_a_value_error() -> None:
@@ -239,11 +220,11 @@ def test_format_error_is_a_value_error() -> None:
 
 
 def test_normalize_per_query_by_hand() -> None:
-    ds = _load(FIXTURES / "sparse.txt", normalize=True)
+    ds = load_uncached(FIXTURES / "sparse.txt", normalize=True)
     # query 1: f1 (0, 3) -> (0, 1); f2 (0.5, 0) -> (1, 0); f3 (0, -15) -> (1, 0)
     # query 2: f1 (0, 0) constant -> 0; f2 constant -> 0; f3 (7, 0) -> (1, 0)
     assert ds.features.tolist() == [[0, 1, 1], [1, 0, 0], [0, 0, 1], [0, 0, 0]]
-    ds = _load(FIXTURES / "dense.txt", normalize=True)
+    ds = load_uncached(FIXTURES / "dense.txt", normalize=True)
     # query 20: f1 (0.2, 0.8) -> (0, 1); f2 constant 0.4 -> 0; f3 (0.6, 0.1) -> (1, 0)
     assert ds.features[3:].tolist() == [[0, 0, 1], [1, 0, 0]]
     # query 10 is already min-max normalised: unchanged.
@@ -260,7 +241,7 @@ def test_normalize_general_case() -> None:
 
 
 def test_drop_no_relevant_by_hand() -> None:
-    ds = _load(FIXTURES / "dense.txt", drop_no_relevant=True)
+    ds = load_uncached(FIXTURES / "dense.txt", drop_no_relevant=True)
     # query 20 has grades (0, 0): dropped.
     assert ds.qids.tolist() == [10]
     assert ds.offsets.tolist() == [0, 3]
@@ -271,10 +252,10 @@ def test_drop_no_relevant_by_hand() -> None:
 def test_drop_no_relevant_everything_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "z.txt").write_text("0 qid:1 1:1\n0 qid:2 1:2\n")
     with pytest.raises(ValueError, match="leaves no query"):
-        _load(tmp_path / "z.txt", drop_no_relevant=True)
+        load_uncached(tmp_path / "z.txt", drop_no_relevant=True)
 
 
 def test_drop_then_normalize_combined() -> None:
-    ds = _load(FIXTURES / "sparse.txt", drop_no_relevant=True, normalize=True)
+    ds = load_uncached(FIXTURES / "sparse.txt", drop_no_relevant=True, normalize=True)
     assert ds.qids.tolist() == [1, 2]  # both queries hold a relevant document
     assert ds.features.tolist() == [[0, 1, 1], [1, 0, 0], [0, 0, 1], [0, 0, 0]]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from letor_fixtures import DENSE_R, DENSE_X, FIXTURES, MALFORMED
 
 import oltr.data.cache as letor_cache
 import oltr.data.letor as letor
@@ -18,20 +19,6 @@ from oltr.data.cache import cache_root
 from oltr.data.dataset import LetorDataset
 from oltr.data.letor import load_letor
 from oltr.data.svmlight import LetorFormatError
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
-MALFORMED = FIXTURES / "malformed"
-
-
-# tests/fixtures/letor/dense.txt, typed in by hand.
-DENSE_X = [
-    [0.5, 1.0, 0.25],
-    [0.0, 0.5, 1.0],
-    [1.0, 0.0, 0.0],
-    [0.2, 0.4, 0.6],
-    [0.8, 0.4, 0.1],
-]
-DENSE_R = [2, 0, 1, 0, 0]
 
 
 @pytest.fixture

@@ -10,20 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from letor_fixtures import FIXTURES, load_uncached
 from scipy import stats
 
 from oltr.data.dataset import LetorDataset, summarize
-from oltr.data.letor import load_letor, write_letor
+from oltr.data.letor import write_letor
 from oltr.data.stream import QueryStream
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
 
 #: Error rate of each statistical test in this file.
 ALPHA = 0.001
-
-
-def _load(path: Path, **kw: object) -> LetorDataset:
-    return load_letor(path, cache=False, **kw)  # type: ignore[arg-type]
 
 
 def _tiny() -> LetorDataset:
@@ -146,7 +141,7 @@ def test_write_then_load_round_trips_exactly(tmp_path: Path, name: str) -> None:
         offsets=np.array([0, 10, 25, 40]),
     )
     write_letor(ds, tmp_path / name)
-    back = _load(tmp_path / name)
+    back = load_uncached(tmp_path / name)
     np.testing.assert_array_equal(back.features, ds.features)
     np.testing.assert_array_equal(back.relevance, ds.relevance)
     np.testing.assert_array_equal(back.qids, ds.qids)
@@ -156,7 +151,7 @@ def test_write_then_load_round_trips_exactly(tmp_path: Path, name: str) -> None:
 def test_gzip_output_is_gzip_and_deterministic(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ds = _load(FIXTURES / "dense.txt")
+    ds = load_uncached(FIXTURES / "dense.txt")
     write_letor(ds, tmp_path / "a.txt.gz")
     # A gzip header stamped with the clock would differ a day later.
     later = time.time() + 86_400
@@ -167,7 +162,7 @@ def test_gzip_output_is_gzip_and_deterministic(
 
 
 def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    ds = _load(FIXTURES / "dense.txt")
+    ds = load_uncached(FIXTURES / "dense.txt")
     target = tmp_path / "out.txt"
     target.write_text("old content\n")
 
@@ -267,7 +262,7 @@ def test_stream_take_validates_n() -> None:
 
 
 def test_summarize_by_hand() -> None:
-    s = summarize(_load(FIXTURES / "dense.txt"))
+    s = summarize(load_uncached(FIXTURES / "dense.txt"))
     assert (s["n_queries"], s["n_docs"], s["n_features"]) == (2, 5, 3)
     assert s["grades"] == {0: 3, 1: 1, 2: 1}
     assert s["list_length"] == {"min": 2, "median": 2.5, "mean": 2.5, "max": 3}
@@ -277,13 +272,13 @@ def test_summarize_by_hand() -> None:
     # f2 is constant and f1, f3 do not span [0, 1]: 3 of 5.
     assert s["minmax_fraction"] == pytest.approx(3 / 5)
     assert s["query_normalised"] is False
-    normalised = summarize(_load(FIXTURES / "dense.txt", normalize=True))
+    normalised = summarize(load_uncached(FIXTURES / "dense.txt", normalize=True))
     assert normalised["minmax_fraction"] == 1.0 and normalised["query_normalised"] is True
 
 
 def test_summarize_counts_absent_grades_as_zero() -> None:
-    s = summarize(_load(FIXTURES / "noncontiguous.txt"))
+    s = summarize(load_uncached(FIXTURES / "noncontiguous.txt"))
     assert s["grades"] == {0: 3, 1: 2, 2: 1}
-    s = summarize(_load(FIXTURES / "sparse.txt"))
+    s = summarize(load_uncached(FIXTURES / "sparse.txt"))
     assert s["grades"] == {0: 2, 1: 1, 2: 1}
     assert s["feature_range"] == [-15.0, 7.0] and s["query_normalised"] is False

@@ -9,24 +9,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from letor_fixtures import FIXTURES, MALFORMED, load_uncached
 
 import oltr.data.svmlight as svmlight
 import oltr.data.tokenizer as tokenizer
-from oltr.data.dataset import LetorDataset, summarize
+from oltr.data.dataset import summarize
 from oltr.data.letor import load_letor
 from oltr.data.svmlight import LetorFormatError
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "letor"
-MALFORMED = FIXTURES / "malformed"
 
 
 @pytest.fixture
 def cache_dir(tmp_path: Path) -> Path:
     return tmp_path / "cache"
-
-
-def _load(path: Path, **kw: object) -> LetorDataset:
-    return load_letor(path, cache=False, **kw)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------
@@ -72,9 +66,9 @@ def test_fast_path_is_taken_for_plain_letor_and_left_for_odd_syntax(tmp_path: Pa
     odd.write_bytes(b"1 qid:1 1:1_000 2:0x1\n")
     assert tokenizer._parse_fast(svmlight._read_buffer(odd)) is None
     with pytest.raises(LetorFormatError, match=r"odd.txt:1: bad value in token '2:0x1'"):
-        _load(odd)
+        load_uncached(odd)
     odd.write_bytes(b"1 qid:1 1:1_000 2:.5\n")
-    assert _load(odd).features.tolist() == [[1000.0, 0.5]]
+    assert load_uncached(odd).features.tolist() == [[1000.0, 0.5]]
 
 
 def test_exact_slow_path_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,7 +92,7 @@ def test_exact_slow_path_in_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         + " ".join(f"{i}:{v}" for i, v in enumerate(values, start=1))
         + "\n"
     )
-    ds = _load(path)
+    ds = load_uncached(path)
     assert ds.features[2].tolist() == [float(v) for v in values]
     assert not np.signbit(ds.features[2, 6])  # "-0e-30" reads as 0, like a missing feature
     _assert_same_outcome(path)
@@ -124,7 +118,7 @@ def test_fast_path_rounds_like_python_float(tmp_path: Path) -> None:
         )
     )
     assert tokenizer._parse_fast(svmlight._read_buffer(path)) is not None
-    got = _load(path).features.ravel()
+    got = load_uncached(path).features.ravel()
     assert got.tolist() == [float(v) for v in texts]
 
 
@@ -141,7 +135,7 @@ def test_fast_path_second_pass_when_guesses_fall_short(
         "1 qid:1 1:0.5\n0 qid:1 2:0.12345678901234567 3:0.1\n"
         "2 qid:2 1:0.22222222222222221 7:9.8765432109876543e-5\n0 qid:2 4:1\n"
     )
-    ds = _load(path)
+    ds = load_uncached(path)
     assert ds.features.shape == (4, 7)
     assert ds.features[2, 6] == float("9.8765432109876543e-5")
     assert ds.features[1, 1] == float("0.12345678901234567")
@@ -163,7 +157,7 @@ def test_fast_path_second_pass_when_later_lines_are_shorter(
     )
     path = tmp_path / "f.txt"
     path.write_text(long_line + "".join(f"{g % 3} qid:2 1:{g}\n" for g in range(500)))
-    ds = _load(path)
+    ds = load_uncached(path)
     assert ds.n_docs == 501 and ds.features.shape == (501, 100)
     assert ds.features[1:, 0].tolist() == list(range(500))
     assert ds.features[1:, 1:].max() == 0

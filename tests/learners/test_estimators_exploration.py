@@ -1,9 +1,8 @@
 """RTop-kF's exploration: closed-form probabilities, the sampler, Lemma 5's second moments.
 
-Expectations are computed EXACTLY: every one of the m! orders is enumerated with
-its probability under RTop-kF's exploration distribution, written here from the
-definition P(σ) = (1 − γ)·1(σ = σ_s) + γ/m! (Algorithm 1 step 6) and independent
-of the closed-form marginals in ``oltr.surrogates.exploration``.
+Expectations are computed EXACTLY, every one of the m! orders enumerated with its
+exploration probability (``estimator_reference.py``, written from the definition,
+independent of the closed-form marginals in ``oltr.surrogates.exploration``).
 """
 
 from __future__ import annotations
@@ -13,11 +12,18 @@ import math
 
 import numpy as np
 import pytest
+from estimator_reference import (
+    GAMMAS,
+    MAX_GRADE,
+    SURROGATE_CASES,
+    exploration,
+    moments,
+    own_order,
+)
 from scipy import stats
 
 from oltr.surrogates import (
     KLListNet,
-    ListNet,
     RankSVMHinge,
     SmoothDCG,
     SquaredLoss,
@@ -27,46 +33,11 @@ from oltr.surrogates import (
     top_set_probability,
 )
 
-GAMMAS = (0.05, 0.3, 1.0)
-MAX_GRADE = 4
 #: Error rate of the one statistical test in this file (sampler goodness of fit).
 ALPHA = 1e-3
 
 
-SURROGATE_CASES = {
-    "squared": SquaredLoss(),
-    "ranksvm": RankSVMHinge(),
-    "kl": KLListNet(),
-    "smoothdcg-0.01": SmoothDCG(eps=0.01),
-    "smoothdcg-0.5": SmoothDCG(eps=0.5),
-    "listnet": ListNet(),
-}
-
-
 # --------------------------------------------------------------------------- reference
-
-
-def own_order(s: np.ndarray) -> tuple[int, ...]:
-    """Descending score, ties by lower index (written independently of oltr.permutations)."""
-    return tuple(sorted(range(len(s)), key=lambda i: (-s[i], i)))
-
-
-def exploration(own: tuple[int, ...], gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """All m! orders and their probabilities (1 − γ)·1(σ = own) + γ/m!."""
-    orders = np.array(list(itertools.permutations(range(len(own)))))
-    probs = np.full(len(orders), gamma / len(orders))
-    probs[(orders == np.array(own)).all(axis=1)] += 1.0 - gamma
-    assert math.isclose(probs.sum(), 1.0)
-    return orders, probs
-
-
-def moments(estimate, s, r, gamma, k, own=None, transform=None):
-    """Exact E[estimate] and E‖transform(estimate)‖² over the exploration distribution."""
-    orders, probs = exploration(own_order(s) if own is None else own, gamma)
-    est = estimate(s, orders, r[orders[:, :k]], gamma)
-    assert est.shape == (len(orders), len(s))
-    z = est if transform is None else transform(est)
-    return probs @ est, probs @ (z**2).sum(axis=-1)
 
 
 # --------------------------------------------------------------------------- probabilities
