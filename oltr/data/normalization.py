@@ -18,7 +18,8 @@ Why ``"auto"`` is the default of the learning pipeline
     al. 2010); MSLR-WEB ships raw, and the online LTR literature min–max scales it
     per query (the code of Oosterhuis & de Rijke 2018 does so for every data set).
     Per-query scaling needs no statistics beyond the list being ranked, so a
-    served ranker can apply it to each request as well.
+    served ranker applies it to each request as well (:func:`scale_list`, the
+    definition's ``normalize``, ``"auto"`` by default for a new ranker).
 
     Data already inside [0, 1] — QueryLevelNorm files, globally scaled sets such as
     Yahoo! LTR or LightGBM's example, the synthetic generator's output — is left
@@ -53,6 +54,7 @@ __all__ = [
     "describe_normalization",
     "outside_unit_interval",
     "resolve_normalize",
+    "scale_list",
 ]
 
 #: The values ``normalize`` accepts.
@@ -92,6 +94,23 @@ def outside_unit_interval(features: NDArray[np.float64]) -> bool:
     if features.size == 0:
         return False
     return bool(features.min() < 0.0 or features.max() > 1.0)
+
+
+def scale_list(features: NDArray[np.float64]) -> NDArray[np.float64]:
+    """LETOR's QueryLevelNorm of one list (m, d): min–max scale each feature within it.
+
+    The arithmetic of :func:`oltr.data.dataset.normalize_per_query` for a single query, so a
+    served list is scaled bit for bit as the same list in a file would be; a feature constant
+    within the list becomes 0.
+
+    >>> scale_list(np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0]])).tolist()
+    [[0.0, 0.0], [1.0, 0.0], [0.5, 0.0]]
+    """
+    lo = features.min(axis=0)
+    span = features.max(axis=0) - lo
+    out = np.zeros_like(features, dtype=np.float64)
+    np.divide(features - lo, span, out=out, where=span > 0)
+    return out
 
 
 def resolve_normalize(normalize: Normalize, features: NDArray[np.float64]) -> bool:

@@ -9,7 +9,7 @@ parser and are refused by the checks of the route, which name the field.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,12 @@ class RankerIn(_Strict):
         max_length=4096,
         description="path, on the service's machine, of a linear model file (oltr logs fit) "
         "whose weights the learner starts from; read once, when the ranker is created",
+    )
+    normalize: bool | Literal["auto"] = Field(
+        "auto",
+        description="min-max scale each request's features per list (LETOR's QueryLevelNorm) "
+        "before the learner sees or the store logs them: true, false, or 'auto' (when a value "
+        "lies outside [0, 1])",
     )
 
 

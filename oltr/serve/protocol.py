@@ -33,6 +33,7 @@ import numpy as np
 
 from oltr.build import check_compatible, make_feedback, make_learner
 from oltr.clicks.methods import interleave
+from oltr.data.normalization import check_normalize, outside_unit_interval, scale_list
 from oltr.feedback import (
     ChoiceFeedback,
     ClickFeedback,
@@ -88,6 +89,10 @@ class RankerDefinition:
     #: The model the learner starts from (:func:`oltr.serve.warmstart.read_init`): its
     #: path and hash, and its weights, so the store alone rebuilds the ranker.
     init: dict[str, Any] | None = None
+    #: Min–max scale each request's features per list before anything sees them (True),
+    #: never (False), or when a value lies outside [0, 1] ("auto", what ``PUT`` defaults
+    #: to). False here: a definition stored before the field existed keeps its behaviour.
+    normalize: bool | str = False
 
     def to_dict(self) -> dict[str, Any]:
         """The definition as JSON-able data (what the store keeps and GET returns)."""
@@ -112,6 +117,7 @@ def build_ranker(defn: RankerDefinition) -> tuple[Learner[Any], FeedbackModel]:
     context of the wrong kind, or a schedule that needs a horizon it was not given.
     """
     try:
+        check_normalize(defn.normalize)
         model = make_feedback(defn.feedback, defn.feedback_params)
         learner = _learner(
             defn, RunGenerators.from_keys(defn.seed, "learner", defn.learner, reps=[0])
@@ -193,6 +199,9 @@ def make_context(defn: RankerDefinition, t: int, features: Any) -> Context:
     if features is None:
         raise RequestError("features are required: one row of numbers per candidate")
     x = _finite_matrix(features, defn.n_features)
+    if defn.normalize is True or (defn.normalize == "auto" and outside_unit_interval(x)):
+        x = scale_list(x)  # what the learner, a candidate beside it and the log all see
+        x.flags.writeable = False
     return Context(t=t, n_items=int(x.shape[0]), features=x)
 
 

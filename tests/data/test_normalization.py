@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from oltr.cli import app
 from oltr.data import load_letor, synthetic_letor, write_letor
-from oltr.data.normalization import check_normalize, resolve_normalize
+from oltr.data.dataset import LetorDataset, normalize_per_query
+from oltr.data.normalization import check_normalize, resolve_normalize, scale_list
 from oltr.envs import LetorStreamEnv
 from oltr.experiments.heldout import check_heldout
 
@@ -193,3 +194,22 @@ def test_raw_mslr_is_min_max_scaled_per_query(shared_data: Path, name: str) -> N
         span = X.max(axis=0) - X.min(axis=0)
         want = np.where(span > 0, (X - X.min(axis=0)) / np.where(span > 0, span, 1), 0.0)
         np.testing.assert_allclose(got[lo:hi], want, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_served_list_scales_bit_for_bit_as_the_same_query_of_a_file(seed: int) -> None:
+    """``scale_list`` (what ``oltr serve`` applies to a request) is ``normalize_per_query`` of a
+    one-query data set, to the last bit: lists of 1–60 items, signs and scales up to 1e8,
+    constant and repeated columns."""
+    rng = np.random.default_rng(seed)
+    m, d = int(rng.integers(1, 61)), int(rng.integers(1, 9))
+    x = rng.standard_normal((m, d)) * 10.0 ** rng.integers(-3, 9, d)
+    x[:, rng.integers(d)] = rng.standard_normal()  # a constant column becomes 0
+    x[rng.integers(m)] = x[0]  # repeated rows: minima and maxima attained twice
+    one = LetorDataset(
+        features=x, relevance=np.zeros(m, int), qids=np.array([1]), offsets=np.array([0, m])
+    )
+    want = normalize_per_query(one).features
+    got = scale_list(x)
+    assert got.dtype == np.float64 and got.tobytes() == want.tobytes()
+    assert got.min() >= 0.0 and got.max() <= 1.0

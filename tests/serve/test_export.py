@@ -30,6 +30,7 @@ DUEL = {
     "feedback": "interleaved-clicks",
     "feedback_params": {"k": 5, "method": "team_draft"},
     "n_features": D,
+    "normalize": False,  # the log holds the features as sent
     "seed": 3,
 }
 RTOPK = {
@@ -38,9 +39,10 @@ RTOPK = {
     "feedback": "top-k",
     "feedback_params": {"k": 2},
     "n_features": D,
+    "normalize": False,
     "seed": 1,
 }
-CHOICE = {"learner": "random", "feedback": "choice", "n_features": D, "seed": 2}
+CHOICE = {"learner": "random", "feedback": "choice", "n_features": D, "normalize": False, "seed": 2}
 
 
 def _rounds(
@@ -185,6 +187,7 @@ def test_a_click_models_page_is_the_shown_list(tmp_path: Path) -> None:
         "feedback": "clicks",
         "feedback_params": {"click_model": "navigational", "k": 3},
         "n_features": D,
+        "normalize": False,
     }
 
     def page_clicks(order: list[int], rng: np.random.Generator) -> dict[str, Any]:

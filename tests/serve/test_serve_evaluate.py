@@ -65,8 +65,9 @@ def _model(path: Path, w: np.ndarray[Any, Any]) -> Path:
 
 
 def _pdgd(**more: Any) -> dict[str, Any]:
+    # normalize false: the estimators below score the features as sent, and so must the log
     return {"learner": "pdgd", "feedback": "clicks", "feedback_params": CLICKS, "n_features": D,
-            **more}  # fmt: skip
+            "normalize": False, **more}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +279,7 @@ def test_errors_name_the_ranker_and_the_reason(served: Served) -> None:
     resp = c.post("/rankers/p/evaluate", json={"candidate": cand, "surprise": 1})
     assert resp.status_code == 422
     # A deterministic ranker logs no propensities: nothing it did not show can be judged.
-    body = {"learner": "fixed", "params": {"feature": 0}, "n_features": D}
+    body = {"learner": "fixed", "params": {"feature": 0}, "n_features": D, "normalize": False}
     assert c.put("/rankers/det", json=body).status_code == 201
     for q in range(3):
         out = c.post("/rankers/det/rank", json={"features": s.x[q].tolist()}).json()

@@ -28,6 +28,7 @@ LISTNET = {
     "params": {"eta": 0.1},
     "feedback": "full",
     "n_features": D,
+    "normalize": False,  # the model was fitted on these features as they are
     "seed": 3,
 }
 RTOPK = {
@@ -36,6 +37,7 @@ RTOPK = {
     "feedback": "top-k",
     "feedback_params": {"k": 1},
     "n_features": D,
+    "normalize": False,
     "seed": 4,
 }
 

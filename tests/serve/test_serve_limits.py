@@ -29,6 +29,7 @@ RTOPK = {
     "params": {"surrogate": "squared", "gamma": 0.3, "eta": 0.1},
     "feedback": "top-k",
     "n_features": D,
+    "normalize": False,  # the magnitudes below reach the learner as sent
     "horizon": 1000,
 }
 CHOICE = {"learner": "onlinerank", "feedback": "choice", "horizon": 100}
