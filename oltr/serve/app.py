@@ -326,6 +326,10 @@ def _routes(
 
         def create() -> bool:
             raw = body.model_dump()
+            if "normalize" not in body.model_fields_set:  # PUT again as before: the same ranker
+                existing = rankers.find(name)
+                if existing is not None:
+                    raw["normalize"] = existing.definition.normalize
             if raw["init"] is not None:  # the weights go into the definition, read once
                 raw["init"] = read_init(raw["init"], raw["n_features"])
             return rankers.put(name, RankerDefinition(**raw))

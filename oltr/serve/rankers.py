@@ -373,6 +373,10 @@ class Rankers:
             raise RequestError(f"no ranker named {name!r}", 404)
         return ranker
 
+    def find(self, name: str) -> Ranker | None:
+        """The ranker ``name``, or None."""
+        return self._rankers.get(name)
+
     def put(self, name: str, defn: RankerDefinition) -> bool:
         """Create ``name`` (True), or confirm the same definition exists (False); 409 if not."""
         with self._lock:

@@ -115,3 +115,17 @@ def test_a_definition_stored_without_the_field_keeps_serving_raw_lists(tmp_path:
     assert logged is not None and logged.features is not None
     assert logged.features.tobytes() == _raw(1).tobytes()
     store.close()
+
+
+def test_putting_an_earlier_releases_ranker_again_is_still_the_same_ranker(tmp_path: Path) -> None:
+    """A client that PUTs its unchanged body at every start keeps getting 200, not 409."""
+    stored = {k: v for k, v in RankerDefinition(**RTOPK).to_dict().items() if k != "normalize"}
+    store = Store(tmp_path / "s.db")
+    Rankers(store, snapshot_every=100).put("r", RankerDefinition(**stored))
+    store.close()
+    with TestClient(create_app(ServeSettings(store=tmp_path / "s.db"))) as http:
+        again = http.put("/rankers/r", json=RTOPK)
+        assert again.status_code == 200, again.text
+        assert again.json()["definition"]["normalize"] is False
+        changed = http.put("/rankers/r", json={**RTOPK, "normalize": "auto"})
+        assert changed.status_code == 409, changed.text
