@@ -1,8 +1,6 @@
 """RTop-kF's exploration: closed-form probabilities, the sampler, Lemma 5's second moments.
 
-Expectations are computed EXACTLY, every one of the m! orders enumerated with its
-exploration probability (``estimator_reference.py``, written from the definition,
-independent of the closed-form marginals in ``oltr.surrogates.exploration``).
+Expectations are exact: every order enumerated (``estimator_reference.py``).
 """
 
 from __future__ import annotations

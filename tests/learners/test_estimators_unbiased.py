@@ -1,8 +1,6 @@
 """Unbiased top-k gradient estimators (Chaudhuri & Tewari 2016 §4): mean, batching, input.
 
-Expectations are computed EXACTLY, every one of the m! orders enumerated with its
-exploration probability (``estimator_reference.py``, written from the definition,
-independent of the closed-form marginals in ``oltr.surrogates.exploration``).
+Expectations are exact: every order enumerated (``estimator_reference.py``).
 """
 
 from __future__ import annotations
