@@ -33,7 +33,12 @@ import numpy as np
 
 from oltr.build import check_compatible, make_feedback, make_learner
 from oltr.clicks.methods import interleave
-from oltr.data.normalization import check_normalize, outside_unit_interval, scale_list
+from oltr.data.normalization import (
+    Normalize,
+    check_normalize,
+    outside_unit_interval,
+    scale_list,
+)
 from oltr.feedback import (
     ChoiceFeedback,
     ClickFeedback,
@@ -92,7 +97,7 @@ class RankerDefinition:
     #: Min–max scale each request's features per list before anything sees them (True),
     #: never (False), or when a value lies outside [0, 1] ("auto", what ``PUT`` defaults
     #: to). False here: a definition stored before the field existed keeps its behaviour.
-    normalize: bool | str = False
+    normalize: Normalize = False
 
     def to_dict(self) -> dict[str, Any]:
         """The definition as JSON-able data (what the store keeps and GET returns)."""
