@@ -21,11 +21,21 @@ The arithmetic is the checked path's, call for call, so traces are the same
 bit for bit (``tests/experiments/test_trusted_path.py``). Anything outside the
 common case (round 1, which sizes the weights; features of another dtype or
 layout; a batch of 4–7 runs; a score that overflowed) takes the checked path.
+
+A single run (and up to three) is where the Python between the compiled calls
+weighs most: at B = 1 a round's arithmetic takes a few microseconds, and every
+attribute read, check and method call around it is tens of nanoseconds more.
+Float64 learners with fewer than four runs therefore keep a :class:`DirectRound`:
+the buffers of the round (scores, their negation, the own orders, the step's
+direction and sums) and the step's constants, made once per list size, so that
+a round is a few identity and shape checks, the scores kernel, the estimate
+into the reused direction and the step kernel (:meth:`TrustedLinearRanker._direct_scores`,
+:meth:`TrustedLinearRanker._direct_step`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +49,7 @@ from oltr.learners.linear import RUNS_MINOR_FROM, LinearRanker
 from oltr.permutations.network import batcher_pairs
 from oltr.types import Context, FloatArray, Orders
 
-__all__ = ["TrustedLinearRanker"]
+__all__ = ["DirectRound", "TrustedLinearRanker"]
 
 #: Fewer runs than this score row by row and sort inside the scores kernel.
 _DIRECT_BELOW = 4
@@ -47,6 +57,31 @@ _NO_PAIRS = np.empty((0, 2), dtype=np.intp)
 _NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
 _NO_ITEMS = np.empty((0, 0), dtype=np.intp)
 _EMPTY = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT64_MAX = _DTYPE_MAX[_FLOAT64]
+
+
+class DirectRound(NamedTuple):
+    """The buffers the trusted round of fewer than four float64 runs reuses (module docstring).
+
+    Each round writes every entry before reading it, so nothing of one list
+    passes to the next; they are replaced when the list size changes.
+    """
+
+    #: (m, d) of the lists they fit.
+    shape: tuple[int, int]
+    #: (B, m): ``S = W Xᵀ``.
+    scores: FloatArray
+    #: (B, m): ``−S``, the sort keys.
+    neg: FloatArray
+    #: (B, m): each run's own order.
+    own: Orders
+    #: (B, m): the step's direction, for learners that build it in place.
+    direction: FloatArray
+    #: (B, d): the step's sums.
+    sums: FloatArray
+    #: What :meth:`TrustedLinearRanker._trusted_eta` returns: (η or U, adaptive, U).
+    step: tuple[float, bool, float]
 
 
 @njit(nogil=True)
@@ -83,9 +118,98 @@ class TrustedLinearRanker(LinearRanker[FeedbackT]):
     :meth:`_trusted_scores` and :meth:`_trusted_step` (module docstring).
     """
 
-    scratch_fields = (*LinearRanker.scratch_fields, "_round_buffers", "_trusted_eta_args")
+    scratch_fields = (
+        *LinearRanker.scratch_fields,
+        "_round_buffers",
+        "_trusted_eta_args",
+        "_direct",
+    )
     #: This round's scores, −scores and own orders (B, m), reused while m stays the same.
     _round_buffers: tuple[FloatArray, FloatArray, Orders] = (_EMPTY["d"], _EMPTY["d"], _NO_ITEMS)
+    #: The direct round's buffers (B < 4, float64), for lists of the last size.
+    _direct: DirectRound | None = None
+
+    def _direct_scores(self, context: Context) -> DirectRound | None:
+        """This round's scores and own orders, for fewer than four float64 runs, in
+        :class:`DirectRound` buffers: the fewest checks and calls a round can take.
+
+        None sends the round to the general trusted path (:meth:`_trusted_scores`):
+        round 1, four runs or more, float32 learners, features of another dtype or
+        layout, a bad feature or an overflow (which the checked path names or handles).
+        """
+        x, plan = context.features, self._direct
+        if (
+            plan is None
+            or type(x) is not np.ndarray
+            or x.shape != plan.shape
+            or x.dtype is not _FLOAT64
+            or not x.flags.c_contiguous
+            or context.n_items != plan.shape[0]
+        ):
+            plan = self._new_direct(context)
+            if plan is None:
+                return None
+        if fused_scores(self._weights, x, _EMPTY["d"], plan.scores, plan.neg, plan.own) != -1:
+            return None
+        # x is an ndarray of the plan's shape here (it passed the checks, or the new plan's)
+        self._cache = (context.t, plan.scores, plan.own, x)  # type: ignore[assignment]
+        return plan
+
+    def _new_direct(self, context: Context) -> DirectRound | None:
+        """Direct-round buffers for this context's list, or None where the round is not direct."""
+        x, weights = context.features, self._weights
+        self._direct = None
+        if (
+            weights is None
+            or self.n_runs >= _DIRECT_BELOW
+            or self._dtype is not _FLOAT64
+            or type(x) is not np.ndarray
+            or x.dtype is not _FLOAT64
+            or x.ndim != 2
+            or not x.flags.c_contiguous
+            or x.shape != (context.n_items, weights.shape[1])
+        ):
+            return None
+        runs_by_items = (self.n_runs, x.shape[0])
+        self._direct = DirectRound(
+            x.shape,
+            np.empty(runs_by_items),
+            np.empty(runs_by_items),
+            np.empty(runs_by_items, dtype=np.intp),
+            np.empty(runs_by_items),
+            np.empty(weights.shape),
+            self._trusted_eta(),
+        )
+        return self._direct
+
+    def _direct_step(self, context: Context, plan: DirectRound, direction: FloatArray) -> None:
+        """:meth:`_trusted_step` for a round :meth:`_direct_scores` scored into ``plan`` (the
+        caller checks: ``self._cache`` is this round's, with ``plan.scores``); ``direction``
+        (B, m) is float64 and C-contiguous."""
+        x = self._cache[3]  # type: ignore[index]
+        eta, adaptive, radius = plan.step
+        n_averaged = self._n_averaged + 1
+        args = (
+            self._weights,
+            direction,
+            x,
+            eta,
+            adaptive,
+            self._sumsq,
+            radius,
+            self._average,
+            float(n_averaged),
+            plan.sums,
+        )
+        bad = checked_step(False, *args, _FLOAT64_MAX)
+        if bad != -1:
+            if bad == -3:  # the cheap bound did not clear it: the full check, then the step
+                check_step(type(self).__name__, context.t, direction, x, self._sumsq, adaptive)
+                bad = fused_step(*args)
+            if bad >= 0:
+                self._fail_not_finite(context, direction, radius)
+        self._n_averaged = n_averaged
+        self._cache = None
 
     def _round_scratch(self, m: int) -> tuple[FloatArray, FloatArray, Orders]:
         """New round buffers for lists of m items."""

@@ -138,7 +138,8 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
         """:meth:`rank` under the runner's guarantees (:mod:`oltr.learners.linear_round`)."""
         if self._weights is None:
             return self.rank(context)  # round 1 sizes the weights and checks the step size
-        return self._trusted_scores(context)[1]
+        plan = self._direct_scores(context)
+        return self._trusted_scores(context)[1] if plan is None else plan.own
 
     def trusted_update(self, context: Context, orders: Orders, feedback: FullFeedback) -> None:
         """:meth:`update` under the runner's guarantees: the same gradient and step."""
@@ -157,4 +158,10 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
             or not self._surrogate.trusted_grad_into(scores, grades, both, grad)
         ):  # the checked gradient: it broadcasts, converts, or says what is wrong
             grad = self._surrogate.trusted_descent_grad(scores, grades)
-        self._trusted_step(context, grad, *self._trusted_eta())
+            self._trusted_step(context, grad, *self._trusted_eta())
+            return
+        plan = self._direct
+        if plan is not None and scores is plan.scores:  # scored by _direct_scores
+            self._direct_step(context, plan, grad)
+        else:
+            self._trusted_step(context, grad, *self._trusted_eta())

@@ -345,10 +345,14 @@ class RTopKF(TrustedLinearRanker[TopKFeedback]):
         """:meth:`rank` under the runner's guarantees (:mod:`oltr.learners.linear_round`)."""
         if self._weights is None:
             return self.rank(context)  # round 1 sizes the weights and checks the schedules
-        t = context.t
-        gamma = min(0.5, math.pow(t, -1.0 / 3.0)) if self.gamma == "anytime" else self.gamma_at(t)
+        t, gamma = context.t, self._gamma_value  # a fixed γ (a number, or the paper's T^(−1/3))
+        if gamma is None:
+            gamma = (
+                min(0.5, math.pow(t, -1.0 / 3.0)) if self.gamma == "anytime" else self.gamma_at(t)
+            )
         self._round_gamma = (t, gamma)
-        own = self._trusted_scores(context)[1]
+        plan = self._direct_scores(context)
+        own = self._trusted_scores(context)[1] if plan is None else plan.own
         if self.n_runs == 1:  # one coin: a scalar comparison, the same draw
             if self._coin_pos == self._coins.shape[1]:
                 self._explore(gamma)  # refills the block and uses its first coin
@@ -376,6 +380,16 @@ class RTopKF(TrustedLinearRanker[TopKFeedback]):
         labels = feedback.labels
         if labels.dtype is not _FLOAT64:
             labels = labels.astype(np.float64)
-        surrogate = self.round_surrogate(context)
+        surrogate = (
+            self._surrogate if self.surrogate != "smoothdcg" else self.round_surrogate(context)
+        )
+        plan = self._direct
+        if plan is not None and cache[1] is plan.scores:  # scored by _direct_scores
+            direction = plan.direction
+            surrogate.trusted_descent_estimate_into(
+                cache[1], orders, labels, gamma, cache[2], direction
+            )
+            self._direct_step(context, plan, direction)
+            return
         z = surrogate.trusted_descent_estimate(cache[1], orders, labels, gamma, cache[2])
         self._trusted_step(context, z, *self._trusted_eta())

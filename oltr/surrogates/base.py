@@ -308,6 +308,19 @@ class Surrogate(ABC):
             grad = self._trusted_estimate(scores, order, observed, gamma, exploit_order)
         return grad if self.kind == "loss" else -grad  # what sign · grad gives, bit for bit
 
+    def trusted_descent_estimate_into(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+        out: NDArray[np.float64],
+    ) -> None:
+        """:meth:`trusted_descent_estimate` written into ``out`` (B, m), a float64 buffer the
+        learner reuses; surrogates with a compiled estimator write it there directly."""
+        out[...] = self.trusted_descent_estimate(scores, order, observed, gamma, exploit_order)
+
     def _trusted_estimate(
         self,
         scores: NDArray[np.float64],

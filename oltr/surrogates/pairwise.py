@@ -157,6 +157,23 @@ class RankSVMHinge(Surrogate):
         ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
         return out
 
+    def trusted_descent_estimate_into(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+        out: NDArray[np.float64],
+    ) -> None:
+        if observed.shape[-1] >= scores.shape[-1]:  # the whole list seen: the exact gradient
+            super().trusted_descent_estimate_into(
+                scores, order, observed, gamma, exploit_order, out
+            )
+        else:  # a loss: the descent direction is the estimate itself
+            floor = _reciprocal(math.comb(scores.shape[-1], 2))
+            ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
+
     @property
     def decomposition(self) -> DecomposedGradient:
         """Σ_{i≠j} h_{s,i,j}(R_i, R_j): two-coordinate components, no known part."""

@@ -86,6 +86,22 @@ class SquaredLoss(Surrogate):
         squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
         return out
 
+    def trusted_descent_estimate_into(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+        out: NDArray[np.float64],
+    ) -> None:
+        if observed.shape[-1] >= scores.shape[-1]:  # the whole list seen: the exact gradient
+            super().trusted_descent_estimate_into(
+                scores, order, observed, gamma, exploit_order, out
+            )
+        else:  # a loss: the descent direction is the estimate itself
+            squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
+
     @property
     def decomposition(self) -> DecomposedGradient:
         """2(s − R) = 2s + Σ_i (−2 R_i e_i): known part 2s, one-coordinate components."""

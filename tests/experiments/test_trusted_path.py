@@ -38,12 +38,17 @@ ROUNDS = 60
 D = 7
 
 
-def _stream(seed: int, lengths: tuple[int, ...]) -> Iterator[tuple[Context, np.ndarray]]:
-    """Contexts of varying length with grades 0..4 (features read-only, as streams give)."""
+def _stream(
+    seed: int, lengths: tuple[int, ...], mixed: bool = False
+) -> Iterator[tuple[Context, np.ndarray]]:
+    """Contexts of varying length with grades 0..4 (features read-only, as streams give);
+    ``mixed``: some rounds' features in Fortran order, as float32, or a strided view."""
     rng = np.random.default_rng(seed)
     for t in range(1, ROUNDS + 1):
         m = int(lengths[t % len(lengths)])
         x = rng.standard_normal((m, D))
+        if mixed and t % 4 == 1:
+            x = (np.asfortranarray(x), x.astype(np.float32), np.repeat(x, 2, axis=1)[:, ::2])[t % 3]
         x.flags.writeable = False
         yield Context(t=t, n_items=m, features=x), rng.integers(0, 5, m)
 
@@ -54,13 +59,14 @@ def _run(
     seed: int,
     lengths: tuple[int, ...],
     trusted: bool,
+    mixed: bool = False,
 ) -> list[np.ndarray]:
     """Every round's orders, then the weights, their average and the AdaGrad sums."""
     rank = learner.trusted_rank if trusted else learner.rank
     update = learner.trusted_update if trusted else learner.update
     rngs = RunGenerators.from_rng(seed + 100, learner.n_runs)
     seen = []
-    for context, grades in _stream(seed, lengths):
+    for context, grades in _stream(seed, lengths, mixed):
         orders = rank(context)
         seen.append(np.array(orders))  # a copy: the trusted path reuses its buffers
         feedback = model.observe(orders, grades, rngs=rngs).restrict(learner.requires)
@@ -106,7 +112,7 @@ LEARNERS: dict[str, tuple[Callable[[int, int], LinearRanker[Any]], FeedbackModel
         ClickFeedbackModel(click_model="perfect", n_grades=5, k=4),
     ),
 }
-LENGTHS = {"short": (5, 12, 40, 1, 23), "long": (70, 9, 130)}
+LENGTHS = {"short": (5, 12, 40, 1, 23), "long": (70, 9, 130), "steady": (17,)}
 
 
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))
@@ -122,6 +128,18 @@ def test_trusted_verbs_equal_checked_verbs_bit_for_bit(
         assert len(checked) == len(trusted)
         for a, b in zip(checked, trusted, strict=True):
             assert a.dtype == b.dtype and np.array_equal(a, b), (name, n_runs, seed)
+
+
+@pytest.mark.parametrize("n_runs", [1, 3, 9])
+@pytest.mark.parametrize("name", ["squared", "ranksvm-paper", "listnet", "squared-float32"])
+def test_trusted_verbs_take_features_of_any_layout_bit_for_bit(name: str, n_runs: int) -> None:
+    # Every fourth round's features are Fortran-ordered, float32 or strided: the trusted round
+    # converts them as the checked one does, and reuses its buffers again in the next round.
+    make, model = LEARNERS[name]
+    checked = _run(make(n_runs, 3), model, 3, (11,), trusted=False, mixed=True)
+    trusted = _run(make(n_runs, 3), model, 3, (11,), trusted=True, mixed=True)
+    for a, b in zip(checked, trusted, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
 
 
 def _spec(learner: str, params: dict[str, Any], feedback: str, fb: dict[str, Any]) -> RunSetSpec:

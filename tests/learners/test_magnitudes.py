@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oltr.errors import InputError
+from oltr.errors import InputError, NumericalError
 from oltr.feedback import FullFeedback, TopKFeedback
 from oltr.learners import OnlineListNet, RTopKF
 from oltr.learners._step_bound import FLOAT64_MAX, check_step, largest_abs
@@ -142,3 +142,57 @@ def test_largest_abs_equals_numpy_on_every_kind_of_number(dtype: type) -> None:
         x.flat[pos] = np.nan
         assert math.isnan(largest_abs(x))
     assert largest_abs(np.empty((0, 3), dtype)) == 0.0
+
+
+def _make(name: str, n_runs: int) -> RTopKF | OnlineListNet:
+    if name == "listnet-fixed":  # radius ∞ and a huge η: the weights themselves overflow
+        return OnlineListNet(eta=1e300, radius=float("inf"), n_runs=n_runs, rng=3)
+    if name == "listnet":
+        return OnlineListNet(n_runs=n_runs, rng=3)
+    return RTopKF(surrogate=name, gamma=0.5, n_runs=n_runs, rng=3)
+
+
+def _round(
+    learner: RTopKF | OnlineListNet, t: int, x: np.ndarray[Any, Any], trusted: bool, flat: bool
+) -> None:
+    rank = learner.trusted_rank if trusted else learner.rank
+    update = learner.trusted_update if trusted else learner.update
+    ctx = Context(t=t, n_items=x.shape[0], features=x)
+    orders = rank(ctx)
+    grades = np.zeros(x.shape[0]) if flat else np.arange(x.shape[0], dtype=np.float64)[::-1] % 3
+    full = FullFeedback(orders, np.tile(grades, (learner.n_runs, 1)))
+    update(ctx, orders, full.restrict(learner.requires))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n_runs", [1, 3])
+@pytest.mark.parametrize(
+    ("name", "scale", "error"),
+    [
+        ("squared", 1e300, InputError),  # the adaptive step's bound fails, then its full check
+        ("listnet", 1e300, InputError),
+        ("listnet-fixed", 1e10, NumericalError),  # a fixed step: the weights stop being finite
+    ],
+)
+def test_trusted_rounds_refuse_what_overflows_as_checked_rounds_do(
+    name: str, scale: float, error: type[Exception], n_runs: int
+) -> None:
+    # Three ordinary rounds of one list size (the trusted path reuses its buffers from the
+    # second on), then the same list size at a scale the arithmetic cannot hold. With η = 1e300
+    # the first rounds' grades are all equal, so that ListNet's weights stay 0 until then.
+    messages, states = [], []
+    flat = name == "listnet-fixed"
+    for trusted in (False, True):
+        learner = _make(name, n_runs)
+        for t in (1, 2, 3):
+            _round(learner, t, np.random.default_rng(t).random((6, 3)), trusted, flat)
+        before = learner.weights_.copy(), learner.averaged_weights_.copy()
+        with pytest.raises(error) as caught:
+            x = np.random.default_rng(4).random((6, 3)) * scale
+            _round(learner, 4, x, trusted, flat=False)
+        messages.append(str(caught.value))
+        if error is InputError:  # refused before anything changed
+            assert np.array_equal(learner.weights_, before[0])
+            assert np.array_equal(learner.averaged_weights_, before[1])
+        states.append(before)
+    assert messages[0] == messages[1]
+    assert all(np.array_equal(a, b) for a, b in zip(*states, strict=True))
