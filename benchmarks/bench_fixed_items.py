@@ -16,6 +16,8 @@ only; asserts nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
@@ -44,7 +46,7 @@ def relevance(m: int, n_rounds: int) -> np.ndarray:
 def batched(m: int, b: int, rel: np.ndarray) -> float:
     """Rounds × runs per second of the batched learner."""
     lrn = RTop1F(measure="dcg", horizon=HORIZON[m], n_runs=b, rng=1)
-    n = rel.shape[0]
+    n = int(rel.shape[0])
     start = time.perf_counter()
     for t in range(1, n + 1):
         ctx = Context(t=t, n_items=m)
@@ -73,7 +75,7 @@ class LoopRTop1F:
             self.explore_at = dict(zip(times.tolist(), objs.tolist(), strict=True))
         self.t += 1
         u = self.rng.random(self.m)
-        kind = "stable" if self.m <= 256 else "quicksort"  # as the learner does
+        kind: Literal["stable", "quicksort"] = "stable" if self.m <= 256 else "quicksort"
         order = np.argsort(-(self.s + u / self.eps), kind=kind)
         self.j = self.explore_at.get(offset)
         if self.j is not None:  # line 11, "front": move j to the top
@@ -92,7 +94,7 @@ class LoopRTop1F:
 def loop(m: int, b: int, rel: np.ndarray) -> float:
     """Rounds × runs per second of the per-run loop."""
     runs = [LoopRTop1F(m, HORIZON[m], g) for g in np.random.default_rng(1).spawn(b)]
-    n = rel.shape[0]
+    n = int(rel.shape[0])
     start = time.perf_counter()
     for t in range(n):
         for run in runs:
@@ -104,7 +106,7 @@ def loop(m: int, b: int, rel: np.ndarray) -> float:
 def ftpl_batched(m: int, b: int, rel: np.ndarray) -> float:
     """Rounds × runs per second of batched full-information FTPL."""
     lrn = FullInformationFTPL(measure="dcg", horizon=HORIZON[m], n_runs=b, rng=1)
-    n = rel.shape[0]
+    n = int(rel.shape[0])
     rows = np.broadcast_to(rel[:, None], (n, b, m))
     start = time.perf_counter()
     for t in range(1, n + 1):
@@ -120,7 +122,7 @@ def ftpl_loop(m: int, b: int, rel: np.ndarray) -> float:
     gens = np.random.default_rng(1).spawn(b)
     scores = [np.zeros(m) for _ in range(b)]
     gains = np.exp2(rel.astype(float)) - 1.0
-    n = rel.shape[0]
+    n = int(rel.shape[0])
     start = time.perf_counter()
     for t in range(n):
         for s, g in zip(scores, gens, strict=True):
@@ -170,9 +172,9 @@ def sort_only(m: int, b: int, n: int) -> float:
     return (time.perf_counter() - start) / n
 
 
-def best(fn: object, *args: object, repeats: int = 3) -> float:
+def best(fn: Callable[..., float], *args: object, repeats: int = 3) -> float:
     """Best of ``repeats`` measurements (the machine may be shared: take the least disturbed)."""
-    return max(fn(*args) for _ in range(repeats))  # type: ignore[operator]
+    return max(fn(*args) for _ in range(repeats))
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,9 @@ def data_files(scratch: Path) -> tuple[str, Path, Path]:
     return "synthetic", scratch / "train.txt", scratch / "test.txt"
 
 
-def run(train: Path, test: Path, row: tuple, dtype: str, horizon: int, reps: int) -> tuple:
+def run(
+    train: Path, test: Path, row: tuple[Any, ...], dtype: str, horizon: int, reps: int
+) -> tuple[float, float]:
     """(online NDCG@10, held-out NDCG@10) at the horizon, averaged over the reps."""
     _, learner, params, feedback, feedback_params = row
     options = {"normalize": True, "drop_no_relevant": True}

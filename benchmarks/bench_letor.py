@@ -35,6 +35,7 @@ import numpy as np
 from oltr.data import letor
 from oltr.data.cache import cache_root
 from oltr.data.letor import load_letor, write_letor
+from oltr.data.svmlight import _find_group_file
 from oltr.data.synthetic import synthetic_letor
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -128,7 +129,7 @@ def bench(label: str, path: Path, cache_dir: Path, *, repeats: int) -> None:
     warm_memory(3 * ds.features.nbytes)
     wall, cpu, ds = timed(lambda: load_letor(path, cache=False), repeats)
     row("load_letor (no cache)", wall, cpu, n, "compiled tokeniser")
-    group = letor._find_group_file(path)
+    group = _find_group_file(path)
     sk_wall, sk_cpu, _ = timed(
         lambda: letor._parse(path, group, False, engine="sklearn"), max(1, repeats // 2)
     )

@@ -18,6 +18,7 @@ machine may be shared.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import resource
 import sys
@@ -109,8 +110,8 @@ def main() -> None:
         _timed(
             f"fit {learner}",
             n,
-            lambda learner=learner, theta=theta: fit_counterfactual(
-                bound, dataset, learner=learner, propensities=theta, rng=0
+            functools.partial(
+                fit_counterfactual, bound, dataset, learner=learner, propensities=theta, rng=0
             ),
         )
 

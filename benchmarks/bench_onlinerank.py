@@ -95,7 +95,7 @@ def per_round_scaling() -> None:
     )
     print(header)
     print("-" * len(header))
-    times = {s: [] for s in SORTS}
+    times: dict[str, list[float]] = {s: [] for s in SORTS}
     for n in SIZES:
         cells = []
         for sort in SORTS:

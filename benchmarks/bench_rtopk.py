@@ -40,11 +40,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from oltr.clicks import make_click_model
+from oltr.clicks import StopRuleCascade, make_click_model
 from oltr.data.dataset import LetorDataset
 from oltr.experiments.runner import RunSetSpec, run_set
 from oltr.feedback import ClickFeedbackModel, FullFeedbackModel, TopKFeedbackModel
@@ -65,18 +67,19 @@ REPEATS = 3  # timings of a whole run_set, the fastest kept
 Maker = Callable[[], Callable[[int], None]]
 
 
-def pool(m: int, d: int) -> tuple[list[Context], list[np.ndarray]]:
+def pool(m: int, d: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """POOL lists: read-only features (m, d) uniform in [0, 1] and grades 0..4 (as float64)."""
     rng = np.random.default_rng(0)
-    ctxs, rels = [], []
-    for t in range(POOL):
+    feats, rels = [], []
+    for _ in range(POOL):
         x = rng.random((m, d))
         x.flags.writeable = False
-        ctxs.append(Context(t=t + 1, n_items=m, features=x))
+        feats.append(x)
         rels.append(rng.integers(0, 5, m).astype(np.float64))
-    return ctxs, rels
+    return feats, rels
 
 
-def timed(step: Callable[[int], None], n_rounds: int, first: int = 0) -> float:
+def timed(step: Callable[[int], object], n_rounds: int, first: int = 0) -> float:
     """CPU seconds of this process for rounds ``first .. first + n_rounds − 1``."""
     start = time.process_time()
     for t in range(first, first + n_rounds):
@@ -112,7 +115,7 @@ def rate(make_step: Maker, n_runs: int) -> float:
 
 def batched_step(surrogate: str, n_runs: int, m: int, d: int, dtype: str = "float64") -> Maker:
     """The learner as the runner drives it each round (the environment's stream aside)."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
 
     def make() -> Callable[[int], None]:
         if surrogate == "listnet":
@@ -128,9 +131,10 @@ def batched_step(surrogate: str, n_runs: int, m: int, d: int, dtype: str = "floa
 
         def step(t: int) -> None:
             i = t % POOL
-            ctx = Context(t=t + 1, n_items=m, features=ctxs[i].features)
+            ctx = Context(t=t + 1, n_items=m, features=feats[i])
             orders = rank(ctx)
-            update(ctx, orders, model.observe(orders, rels[i], rngs=rngs).restrict(required))
+            feedback: Any = model.observe(orders, rels[i], rngs=rngs).restrict(required)
+            update(ctx, orders, feedback)  # the kind the learner declared
 
         return step
 
@@ -139,7 +143,7 @@ def batched_step(surrogate: str, n_runs: int, m: int, d: int, dtype: str = "floa
 
 def loop_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
     """The same algorithm, one run at a time, in plain numpy."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
     pair_floor = GAMMA / (m * (m - 1) / 2)
 
     def make() -> Callable[[int], None]:
@@ -148,7 +152,7 @@ def loop_step(surrogate: str, n_runs: int, m: int, d: int) -> Maker:
 
         def step(t: int) -> None:
             i = t % POOL
-            x, r = ctxs[i].features, rels[i]
+            x, r = feats[i], rels[i]
             for b in range(n_runs):
                 s = x @ w[b]
                 own = np.argsort(-s, kind="stable")
@@ -192,7 +196,7 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int, shared_grades: bool 
     ``shared_grades`` one softmax of the query's grades for every run (the
     learner finds rows that are all the same and does that too).
     """
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
     pair_floor = GAMMA / (m * (m - 1) / 2)
     rows = np.arange(n_runs)
 
@@ -202,7 +206,7 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int, shared_grades: bool 
 
         def step(t: int) -> None:
             i = t % POOL
-            x, r = ctxs[i].features, rels[i]
+            x, r = feats[i], rels[i]
             s = w @ x.T
             own = np.argsort(-s, axis=1, kind="stable")
             if surrogate == "listnet":  # one grade row per run, as the learner gets them
@@ -242,25 +246,26 @@ def numpy_step(surrogate: str, n_runs: int, m: int, d: int, shared_grades: bool 
 
 
 PAGE, PDGD_ETA = 10, 0.1  # PDGD's result page and step (Oosterhuis & de Rijke 2018 §6)
-PDGD_CLICKS = {"click_model": "informational", "n_grades": 5, "k": PAGE}
+PDGD_CLICKS: dict[str, Any] = {"click_model": "informational", "n_grades": 5, "k": PAGE}
 
 
 def pdgd_step(n_runs: int, m: int, d: int) -> Maker:
     """PDGD as the runner drives it: trusted verbs, the click model's feedback object."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
     grades = [r.astype(np.intp) for r in rels]
 
     def make() -> Callable[[int], None]:
         lrn = PDGD(eta=PDGD_ETA, n_runs=n_runs, rng=1)
-        model = ClickFeedbackModel(**PDGD_CLICKS)  # type: ignore[arg-type]
+        model = ClickFeedbackModel(**PDGD_CLICKS)
         rank, update, required = lrn.trusted_rank, lrn.trusted_update, lrn.requires
         rngs = RunGenerators.from_rng(2, n_runs)
 
         def step(t: int) -> None:
             i = t % POOL
-            ctx = Context(t=t + 1, n_items=m, features=ctxs[i].features)
+            ctx = Context(t=t + 1, n_items=m, features=feats[i])
             orders = rank(ctx)
-            update(ctx, orders, model.observe(orders, grades[i], rngs=rngs).restrict(required))
+            feedback: Any = model.observe(orders, grades[i], rngs=rngs).restrict(required)
+            update(ctx, orders, feedback)  # the kind the learner declared
 
         return step
 
@@ -295,13 +300,17 @@ def pdgd_loop_step(n_runs: int, m: int, d: int, batched: bool = False) -> Maker:
     Per run (``batched=False``), or with the scores and the step as BLAS products
     over the batch and one sort of all runs (``batched=True``).
     """
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
     grades = [r.astype(np.intp) for r in rels]
     clicker = make_click_model("informational", n_grades=5)
-    click_p, stop_p = np.asarray(clicker.click_prob), np.asarray(clicker.stop_prob)
+    assert isinstance(clicker, StopRuleCascade)
+    click_p: NDArray[np.float64] = np.asarray(clicker.click_prob, dtype=np.float64)
+    stop_p: NDArray[np.float64] = np.asarray(clicker.stop_prob, dtype=np.float64)
     n = min(PAGE, m)
 
-    def clicks_of(shown: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def clicks_of(
+        shown: NDArray[np.intp], u: NDArray[np.float64], v: NDArray[np.float64]
+    ) -> NDArray[Any]:  # bool
         click = u < click_p[shown]
         stop = (v < stop_p[shown]) & click
         return click & ~(np.cumsum(stop, axis=-1) - stop > 0)
@@ -311,7 +320,7 @@ def pdgd_loop_step(n_runs: int, m: int, d: int, batched: bool = False) -> Maker:
         gens = [np.random.default_rng(b) for b in range(n_runs)]
 
         def per_run(t: int) -> None:
-            x, g = ctxs[t % POOL].features, grades[t % POOL]
+            x, g = feats[t % POOL], grades[t % POOL]
             for b in range(n_runs):
                 s = x @ w[b]
                 order = np.argsort(np.log(-np.log1p(-gens[b].random(m))) - s, kind="stable")
@@ -320,7 +329,7 @@ def pdgd_loop_step(n_runs: int, m: int, d: int, batched: bool = False) -> Maker:
                     w[b] += PDGD_ETA * (pdgd_coef(s, order, clicks) @ x)
 
         def whole_batch(t: int) -> None:
-            x, g = ctxs[t % POOL].features, grades[t % POOL]
+            x, g = feats[t % POOL], grades[t % POOL]
             s = w @ x.T
             u = np.stack([gen.random(m) for gen in gens])
             orders = np.argsort(np.log(-np.log1p(-u)) - s, axis=1, kind="stable")
@@ -338,18 +347,19 @@ def pdgd_loop_step(n_runs: int, m: int, d: int, batched: bool = False) -> Maker:
 
 def run_set_us(learner: str, n_runs: int, m: int, d: int, horizon: int) -> float:
     """µs per round of :func:`run_set` end to end over the pool (one ``ndcg@10`` per round)."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
     data = LetorDataset(
-        features=np.concatenate([c.features for c in ctxs]),
+        features=np.concatenate(feats),
         relevance=np.concatenate(rels).astype(np.int64),
         qids=np.arange(POOL, dtype=np.int64),
         offsets=np.arange(POOL + 1, dtype=np.int64) * m,
     )
-    feedback, fb_params, params = {
+    table: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         "squared": ("top-k", {"k": 1}, {"surrogate": "squared", "eta": ETA, "gamma": GAMMA}),
         "listnet": ("full", {}, {"eta": ETA}),
         "pdgd": ("clicks", PDGD_CLICKS, {"eta": PDGD_ETA}),
-    }[learner]
+    }
+    feedback, fb_params, params = table[learner]
     spec = RunSetSpec(
         env="letor-stream-v1",
         env_params={"dataset": data},

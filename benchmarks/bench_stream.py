@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 N_FEATURES = 46
 N_RUNS = 64
@@ -95,6 +96,7 @@ def child(path: str, rounds: int, normalize: bool) -> None:
     from oltr.data import load_letor
     from oltr.envs.stream import LetorStreamEnv
     from oltr.feedback.feedback_models import TopKFeedbackModel
+    from oltr.learners.base import Learner
     from oltr.learners.rtopk import RTopKF
 
     before = status_mb()
@@ -106,7 +108,7 @@ def child(path: str, rounds: int, normalize: bool) -> None:
     if rounds:
         env = LetorStreamEnv(dataset=data, feedback=TopKFeedbackModel(k=1))
         env.reset(rng=0)
-        lrn = RTopKF(surrogate="squared", n_runs=N_RUNS, rng=1)
+        lrn: Learner[Any] = RTopKF(surrogate="squared", n_runs=N_RUNS, rng=1)  # any feedback
         for t in range(1, 51):  # warm-up: compiled kernels, first allocations
             ctx = env.observe(t)
             orders = lrn.rank(ctx)

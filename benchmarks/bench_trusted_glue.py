@@ -20,6 +20,7 @@ Usage: ``python benchmarks/bench_trusted_glue.py`` (or ``python benchmarks/run.p
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from bench_rtopk import ETA, GAMMA, POOL, SHAPES, loop_step, pool, rates
@@ -40,7 +41,7 @@ Maker = Callable[[], Callable[[int], None]]
 
 def learner_step(m: int, d: int) -> Maker:
     """RTop-kF (squared) at B = 1 through the runner's calls."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
 
     def make() -> Callable[[int], None]:
         lrn = RTopKF(surrogate="squared", eta=ETA, gamma=GAMMA, n_runs=1, rng=1)
@@ -48,10 +49,10 @@ def learner_step(m: int, d: int) -> Maker:
 
         def step(t: int) -> None:
             i = t % POOL
-            ctx = Context(t=t + 1, n_items=m, features=ctxs[i].features)
+            ctx = Context(t=t + 1, n_items=m, features=feats[i])
             orders = lrn.trusted_rank(ctx)
-            fb = model.observe(orders, rels[i], rngs=rngs).restrict(required)
-            lrn.trusted_update(ctx, orders, fb)
+            fb: Any = model.observe(orders, rels[i], rngs=rngs).restrict(required)
+            lrn.trusted_update(ctx, orders, fb)  # top-k feedback, as the learner declared
 
         return step
 
@@ -60,7 +61,7 @@ def learner_step(m: int, d: int) -> Maker:
 
 def kernels_step(m: int, d: int) -> Maker:
     """The same round: the learner's kernels and the protocol's objects, called directly."""
-    ctxs, rels = pool(m, d)
+    feats, rels = pool(m, d)
 
     def make() -> Callable[[int], None]:
         model, rngs = TopKFeedbackModel(k=1), RunGenerators.from_rng(2, 1)
@@ -74,7 +75,7 @@ def kernels_step(m: int, d: int) -> Maker:
 
         def step(t: int) -> None:
             i = t % POOL
-            x = Context(t=t + 1, n_items=m, features=ctxs[i].features).features
+            x = Context(t=t + 1, n_items=m, features=feats[i]).features
             fused_scores(weights, x, no_xt, scores, neg, own)
             orders = own
             if coins[t & 0xFFFF] < GAMMA:
