@@ -318,7 +318,13 @@ class Surrogate(ABC):
         out: NDArray[np.float64],
     ) -> None:
         """:meth:`trusted_descent_estimate` written into ``out`` (B, m), a float64 buffer the
-        learner reuses; surrogates with a compiled estimator write it there directly."""
+        learner reuses: a compiled estimator (:meth:`_estimate_into`) writes it there directly."""
+        if (  # a loss's descent direction is its gradient's estimate itself
+            self.kind == "loss"
+            and observed.shape[-1] < scores.shape[-1]
+            and self._estimate_into(scores, order, observed, gamma, exploit_order, out)
+        ):
+            return
         out[...] = self.trusted_descent_estimate(scores, order, observed, gamma, exploit_order)
 
     def _trusted_estimate(
@@ -329,12 +335,28 @@ class Surrogate(ABC):
         gamma: float,
         exploit_order: NDArray[np.intp],
     ) -> NDArray[np.float64]:
-        """``_estimate`` for (B, m) inputs a learner made; surrogates may compile it."""
+        """``_estimate`` for (B, m) inputs a learner made (:meth:`_estimate_into` if compiled)."""
+        out = np.empty(scores.shape)
+        if self._estimate_into(scores, order, observed, gamma, exploit_order, out):
+            return out
         ell = min(int(self.min_k or 1), scores.shape[-1])
         gammas = np.full(scores.shape[0], gamma)
         return self._estimate(
             FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
         )
+
+    def _estimate_into(
+        self,
+        scores: NDArray[np.float64],
+        order: NDArray[np.intp],
+        observed: NDArray[np.float64],
+        gamma: float,
+        exploit_order: NDArray[np.intp],
+        out: NDArray[np.float64],
+    ) -> bool:
+        """The top-k estimate into ``out`` by a compiled estimator, the same roundings as
+        ``_estimate``; False (nothing written) for surrogates without one."""
+        return False
 
     # ------------------------------------------------------------------ Lemma 5
 

@@ -144,20 +144,7 @@ class RankSVMHinge(Surrogate):
         m = fb.n_items
         return (c / den)[..., None] * (one_hot(top[..., 1], m) - one_hot(top[..., 0], m))
 
-    def _trusted_estimate(
-        self,
-        scores: NDArray[np.float64],
-        order: NDArray[np.intp],
-        observed: NDArray[np.float64],
-        gamma: float,
-        exploit_order: NDArray[np.intp],
-    ) -> NDArray[np.float64]:
-        out = np.empty(scores.shape)
-        floor = _reciprocal(math.comb(scores.shape[-1], 2))
-        ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
-        return out
-
-    def trusted_descent_estimate_into(
+    def _estimate_into(
         self,
         scores: NDArray[np.float64],
         order: NDArray[np.intp],
@@ -165,14 +152,10 @@ class RankSVMHinge(Surrogate):
         gamma: float,
         exploit_order: NDArray[np.intp],
         out: NDArray[np.float64],
-    ) -> None:
-        if observed.shape[-1] >= scores.shape[-1]:  # the whole list seen: the exact gradient
-            super().trusted_descent_estimate_into(
-                scores, order, observed, gamma, exploit_order, out
-            )
-        else:  # a loss: the descent direction is the estimate itself
-            floor = _reciprocal(math.comb(scores.shape[-1], 2))
-            ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
+    ) -> bool:
+        floor = _reciprocal(math.comb(scores.shape[-1], 2))
+        ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
+        return True
 
     @property
     def decomposition(self) -> DecomposedGradient:

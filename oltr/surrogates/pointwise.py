@@ -74,19 +74,7 @@ class SquaredLoss(Surrogate):
         weight = fb.observed[..., 0] / p
         return 2.0 * (fb.scores - weight[..., None] * one_hot(top, fb.n_items))
 
-    def _trusted_estimate(
-        self,
-        scores: NDArray[np.float64],
-        order: NDArray[np.intp],
-        observed: NDArray[np.float64],
-        gamma: float,
-        exploit_order: NDArray[np.intp],
-    ) -> NDArray[np.float64]:
-        out = np.empty(scores.shape)
-        squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
-        return out
-
-    def trusted_descent_estimate_into(
+    def _estimate_into(
         self,
         scores: NDArray[np.float64],
         order: NDArray[np.intp],
@@ -94,13 +82,9 @@ class SquaredLoss(Surrogate):
         gamma: float,
         exploit_order: NDArray[np.intp],
         out: NDArray[np.float64],
-    ) -> None:
-        if observed.shape[-1] >= scores.shape[-1]:  # the whole list seen: the exact gradient
-            super().trusted_descent_estimate_into(
-                scores, order, observed, gamma, exploit_order, out
-            )
-        else:  # a loss: the descent direction is the estimate itself
-            squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
+    ) -> bool:
+        squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
+        return True
 
     @property
     def decomposition(self) -> DecomposedGradient:
