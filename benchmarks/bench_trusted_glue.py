@@ -83,7 +83,7 @@ def kernels_step(m: int, d: int) -> Maker:
                 permutation_rows(rngs, explore, shown)
                 orders = shown
             labels = model.observe(orders, rels[i], rngs=rngs).labels
-            squared_estimate(scores, orders, labels, GAMMA, own[:, 0], z)
+            squared_estimate(scores, orders, labels, GAMMA, own, z)
             args = (weights, z, x, ETA, False, sumsq, 1.0, average, float(t + 1), buffer)
             checked_step(False, *args, largest)
 

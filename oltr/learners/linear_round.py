@@ -47,6 +47,7 @@ from oltr.learners._step_bound import _DTYPE_MAX, _step_status, check_step
 from oltr.learners.base import FeedbackT
 from oltr.learners.linear import RUNS_MINOR_FROM, LinearRanker
 from oltr.permutations.network import batcher_pairs
+from oltr.surrogates import TrustedEstimator
 from oltr.types import Context, FloatArray, Orders
 
 __all__ = ["DirectRound", "TrustedLinearRanker"]
@@ -82,6 +83,9 @@ class DirectRound(NamedTuple):
     sums: FloatArray
     #: What :meth:`TrustedLinearRanker._trusted_eta` returns: (η or U, adaptive, U).
     step: tuple[float, bool, float]
+    #: The learner's compiled estimate for lists of this size, if it has one
+    #: (:meth:`TrustedLinearRanker._direct_estimator`).
+    estimate: TrustedEstimator | None
 
 
 @njit(nogil=True)
@@ -179,8 +183,14 @@ class TrustedLinearRanker(LinearRanker[FeedbackT]):
             np.empty(runs_by_items),
             np.empty(weights.shape),
             self._trusted_eta(),
+            self._direct_estimator(x.shape[0]),
         )
         return self._direct
+
+    def _direct_estimator(self, n_items: int) -> TrustedEstimator | None:
+        """A compiled estimate of the step's direction for lists of ``n_items`` items, written
+        into :attr:`DirectRound.direction`, for learners that have one (None here)."""
+        return None
 
     def _direct_step(self, context: Context, plan: DirectRound, direction: FloatArray) -> None:
         """:meth:`_trusted_step` for a round :meth:`_direct_scores` scored into ``plan`` (the
@@ -188,24 +198,29 @@ class TrustedLinearRanker(LinearRanker[FeedbackT]):
         (B, m) is float64 and C-contiguous."""
         x = self._cache[3]  # type: ignore[index]
         eta, adaptive, radius = plan.step
+        weights, sumsq, average = self._weights, self._sumsq, self._average
         n_averaged = self._n_averaged + 1
-        args = (
-            self._weights,
+        bad = checked_step(  # arguments spelled out: a tuple unpacked into the call costs more
+            False,
+            weights,
             direction,
             x,
             eta,
             adaptive,
-            self._sumsq,
+            sumsq,
             radius,
-            self._average,
+            average,
             float(n_averaged),
             plan.sums,
+            _FLOAT64_MAX,
         )
-        bad = checked_step(False, *args, _FLOAT64_MAX)
         if bad != -1:
             if bad == -3:  # the cheap bound did not clear it: the full check, then the step
-                check_step(type(self).__name__, context.t, direction, x, self._sumsq, adaptive)
-                bad = fused_step(*args)
+                check_step(type(self).__name__, context.t, direction, x, sumsq, adaptive)
+                n = float(n_averaged)
+                bad = fused_step(
+                    weights, direction, x, eta, adaptive, sumsq, radius, average, n, plan.sums
+                )
             if bad >= 0:
                 self._fail_not_finite(context, direction, radius)
         self._n_averaged = n_averaged

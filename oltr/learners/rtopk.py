@@ -34,7 +34,7 @@ from oltr.feedback import FeedbackRequirement, TopKFeedback
 from oltr.learners.linear_round import TrustedLinearRanker
 from oltr.permutations import permutation_rows
 from oltr.registry import register_learner
-from oltr.surrogates import Surrogate, make_surrogate, score_scale_eps
+from oltr.surrogates import Surrogate, TrustedEstimator, make_surrogate, score_scale_eps
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
 
@@ -341,6 +341,14 @@ class RTopKF(TrustedLinearRanker[TopKFeedback]):
         else:
             self._step(context, z, self.eta_, self.radius)
 
+    def _direct_estimator(self, n_items: int) -> TrustedEstimator | None:
+        """The surrogate's compiled estimator, where it gives the step's direction: a loss (whose
+        descent direction is its gradient) on lists longer than the feedback is deep."""
+        surrogate = self._surrogate
+        if surrogate.kind != "loss" or n_items <= int(self._requires.k or 1):
+            return None
+        return surrogate.trusted_estimator(n_items)
+
     def trusted_rank(self, context: Context) -> Orders:
         """:meth:`rank` under the runner's guarantees (:mod:`oltr.learners.linear_round`)."""
         if self._weights is None:
@@ -380,16 +388,17 @@ class RTopKF(TrustedLinearRanker[TopKFeedback]):
         labels = feedback.labels
         if labels.dtype is not _FLOAT64:
             labels = labels.astype(np.float64)
-        surrogate = (
-            self._surrogate if self.surrogate != "smoothdcg" else self.round_surrogate(context)
-        )
         plan = self._direct
         if plan is not None and cache[1] is plan.scores:  # scored by _direct_scores
             direction = plan.direction
-            surrogate.trusted_descent_estimate_into(
-                cache[1], orders, labels, gamma, cache[2], direction
-            )
+            if plan.estimate is not None:
+                plan.estimate(cache[1], orders, labels, gamma, cache[2], direction)
+            else:
+                self.round_surrogate(context).trusted_descent_estimate_into(
+                    cache[1], orders, labels, gamma, cache[2], direction
+                )
             self._direct_step(context, plan, direction)
             return
+        surrogate = self.round_surrogate(context)
         z = surrogate.trusted_descent_estimate(cache[1], orders, labels, gamma, cache[2])
         self._trusted_step(context, z, *self._trusted_eta())

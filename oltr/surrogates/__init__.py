@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oltr.surrogates.base import BOUND_FORMS, Surrogate
+from oltr.surrogates.base import BOUND_FORMS, Surrogate, TrustedEstimator
 from oltr.surrogates.decomposition import ComponentFn, DecomposedGradient, KnownFn
 from oltr.surrogates.exploration import (
     position_probability,
@@ -56,6 +56,7 @@ __all__ = [
     "SmoothDCG",
     "SquaredLoss",
     "Surrogate",
+    "TrustedEstimator",
     "make_surrogate",
     "position_probability",
     "prefix_probability",

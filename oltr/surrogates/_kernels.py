@@ -71,17 +71,17 @@ def checked_exp(x: NDArray[np.float64], what: str) -> NDArray[np.float64]:
 
 @njit(nogil=True)
 def squared_estimate(
-    scores: Any, orders: Any, observed: Any, gamma: float, own_top: Any, out: Any
+    scores: Any, orders: Any, observed: Any, gamma: float, own: Any, out: Any
 ) -> None:  # pragma: no cover
     """``SquaredLoss._estimate`` for every run, written into ``out`` (same roundings).
 
     ``z = 2s`` except at the shown top item t, ``z_t = 2(s_t − R_t / p)`` with
-    ``p = (1 − γ)·1(t = own top) + γ/m``.
+    ``p = (1 − γ)·1(t = own top) + γ/m``; ``own`` holds each run's own order (B, ≥ 1).
     """
     n_runs, m = scores.shape
     for b in range(n_runs):
         top = orders[b, 0]
-        p = (1.0 - gamma) * (1.0 if own_top[b] == top else 0.0) + gamma / m
+        p = (1.0 - gamma) * (1.0 if own[b, 0] == top else 0.0) + gamma / m
         weight = observed[b, 0] / p
         for i in range(m):
             out[b, i] = 2.0 * scores[b, i]
@@ -90,9 +90,11 @@ def squared_estimate(
 
 @njit(nogil=True)
 def ranksvm_estimate(
-    scores: Any, orders: Any, observed: Any, gamma: float, floor: float, own: Any, out: Any
+    floor: float, scores: Any, orders: Any, observed: Any, gamma: float, own: Any, out: Any
 ) -> None:  # pragma: no cover
-    """``RankSVMHinge._estimate`` for every run, written into ``out`` (same roundings).
+    """``RankSVMHinge._estimate`` for every run, written into ``out`` (same roundings); the
+    list size's ``floor`` comes first, so that ``partial(ranksvm_estimate, floor)`` takes the
+    arguments of :func:`squared_estimate`.
 
     With the shown top pair (i, j): ``c = 1(R_i > R_j)1(1 + s_j > s_i) −
     1(R_j > R_i)1(1 + s_i > s_j)``, ``P = (1 − γ)·1({i, j} = own top pair) +

@@ -12,7 +12,8 @@ estimated version), whatever the kind.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Literal
+from collections.abc import Callable
+from typing import ClassVar, Literal, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +28,21 @@ from oltr.surrogates._validation import (
 )
 from oltr.surrogates.decomposition import DecomposedGradient
 
-__all__ = ["BOUND_FORMS", "Surrogate"]
+__all__ = ["BOUND_FORMS", "Surrogate", "TrustedEstimator"]
+
+#: ``f(scores, order, observed, gamma, exploit_order, out)``: see
+#: :meth:`Surrogate.trusted_estimator`.
+TrustedEstimator: TypeAlias = Callable[
+    [
+        NDArray[np.float64],
+        NDArray[np.intp],
+        NDArray[np.float64],
+        float,
+        NDArray[np.intp],
+        NDArray[np.float64],
+    ],
+    None,
+]
 
 #: ``"paper"``: the constant C^φ/γ of CT16 Lemma 5 as its proof states it;
 #: ``"general"``: a bound derived here that holds for every parameter value.
@@ -318,14 +333,25 @@ class Surrogate(ABC):
         out: NDArray[np.float64],
     ) -> None:
         """:meth:`trusted_descent_estimate` written into ``out`` (B, m), a float64 buffer the
-        learner reuses: a compiled estimator (:meth:`_estimate_into`) writes it there directly."""
-        if (  # a loss's descent direction is its gradient's estimate itself
-            self.kind == "loss"
-            and observed.shape[-1] < scores.shape[-1]
-            and self._estimate_into(scores, order, observed, gamma, exploit_order, out)
-        ):
-            return
+        learner reuses (a loss's compiled estimator, :meth:`trusted_estimator`, writes it there)."""
+        m = scores.shape[-1]
+        if self.kind == "loss" and observed.shape[-1] < m:  # a loss: descent = its gradient
+            estimator = self.trusted_estimator(m)
+            if estimator is not None:
+                estimator(scores, order, observed, float(gamma), exploit_order, out)
+                return
         out[...] = self.trusted_descent_estimate(scores, order, observed, gamma, exploit_order)
+
+    def trusted_estimator(self, n_items: int) -> TrustedEstimator | None:
+        """The compiled top-k estimator of the gradient for lists of ``n_items`` items, or None.
+
+        ``f(scores, order, observed, gamma, exploit_order, out)`` writes into ``out`` (B, m)
+        what ``_estimate`` returns, bit for bit, for inputs a learner made itself (the
+        shapes of :meth:`trusted_descent_estimate`, fewer observed positions than items,
+        ``gamma`` a float). A learner looks it up once per list size and calls it each
+        round; surrogates without one return None.
+        """
+        return None
 
     def _trusted_estimate(
         self,
@@ -335,28 +361,17 @@ class Surrogate(ABC):
         gamma: float,
         exploit_order: NDArray[np.intp],
     ) -> NDArray[np.float64]:
-        """``_estimate`` for (B, m) inputs a learner made (:meth:`_estimate_into` if compiled)."""
-        out = np.empty(scores.shape)
-        if self._estimate_into(scores, order, observed, gamma, exploit_order, out):
+        """``_estimate`` for (B, m) inputs a learner made (compiled where one is)."""
+        estimator = self.trusted_estimator(scores.shape[-1])
+        if estimator is not None:
+            out = np.empty(scores.shape)
+            estimator(scores, order, observed, float(gamma), exploit_order, out)
             return out
         ell = min(int(self.min_k or 1), scores.shape[-1])
         gammas = np.full(scores.shape[0], gamma)
         return self._estimate(
             FeedbackArrays(scores, order, observed, gammas, exploit_order[:, :ell])
         )
-
-    def _estimate_into(
-        self,
-        scores: NDArray[np.float64],
-        order: NDArray[np.intp],
-        observed: NDArray[np.float64],
-        gamma: float,
-        exploit_order: NDArray[np.intp],
-        out: NDArray[np.float64],
-    ) -> bool:
-        """The top-k estimate into ``out`` by a compiled estimator, the same roundings as
-        ``_estimate``; False (nothing written) for surrogates without one."""
-        return False
 
     # ------------------------------------------------------------------ Lemma 5
 

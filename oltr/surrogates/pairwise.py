@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from numpy.typing import NDArray
 
 from oltr.surrogates._kernels import f64, gather, one_hot, ranksvm_estimate
 from oltr.surrogates._validation import FeedbackArrays
-from oltr.surrogates.base import Surrogate
+from oltr.surrogates.base import Surrogate, TrustedEstimator
 from oltr.surrogates.decomposition import DecomposedGradient
 from oltr.surrogates.exploration import _reciprocal, _top_set_prob
 
@@ -144,18 +145,9 @@ class RankSVMHinge(Surrogate):
         m = fb.n_items
         return (c / den)[..., None] * (one_hot(top[..., 1], m) - one_hot(top[..., 0], m))
 
-    def _estimate_into(
-        self,
-        scores: NDArray[np.float64],
-        order: NDArray[np.intp],
-        observed: NDArray[np.float64],
-        gamma: float,
-        exploit_order: NDArray[np.intp],
-        out: NDArray[np.float64],
-    ) -> bool:
-        floor = _reciprocal(math.comb(scores.shape[-1], 2))
-        ranksvm_estimate(scores, order, observed, float(gamma), floor, exploit_order, out)
-        return True
+    def trusted_estimator(self, n_items: int) -> TrustedEstimator:
+        """:func:`ranksvm_estimate` with the floor 1/C(m, 2) of lists of ``n_items`` items."""
+        return functools.partial(ranksvm_estimate, _reciprocal(math.comb(n_items, 2)))
 
     @property
     def decomposition(self) -> DecomposedGradient:

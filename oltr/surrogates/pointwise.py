@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from oltr.surrogates._kernels import f64, one_hot, squared_estimate
 from oltr.surrogates._validation import FeedbackArrays
-from oltr.surrogates.base import Surrogate
+from oltr.surrogates.base import Surrogate, TrustedEstimator
 from oltr.surrogates.decomposition import DecomposedGradient
 from oltr.surrogates.exploration import _position_prob
 
@@ -74,17 +74,9 @@ class SquaredLoss(Surrogate):
         weight = fb.observed[..., 0] / p
         return 2.0 * (fb.scores - weight[..., None] * one_hot(top, fb.n_items))
 
-    def _estimate_into(
-        self,
-        scores: NDArray[np.float64],
-        order: NDArray[np.intp],
-        observed: NDArray[np.float64],
-        gamma: float,
-        exploit_order: NDArray[np.intp],
-        out: NDArray[np.float64],
-    ) -> bool:
-        squared_estimate(scores, order, observed, float(gamma), exploit_order[:, 0], out)
-        return True
+    def trusted_estimator(self, n_items: int) -> TrustedEstimator:
+        """:func:`squared_estimate`, for every list size."""
+        return squared_estimate
 
     @property
     def decomposition(self) -> DecomposedGradient:

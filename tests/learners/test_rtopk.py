@@ -106,6 +106,15 @@ def test_trusted_estimate_equals_the_public_estimator(surrogate: str, m: int) ->
     labels = np.take_along_axis(gen.integers(0, 4, (6, m)), orders, axis=1)[:, :k]
     want = sur.estimate_descent_grad(scores, orders, labels, 0.3, exploit_order=own)
     np.testing.assert_array_equal(trusted_estimate(sur, scores, orders, labels, 0.3, own), want)
+    # ... and so must the estimate written into a reused buffer, and a compiled estimator
+    into = np.full((6, m), np.nan)
+    sur.trusted_descent_estimate_into(scores, orders, labels.astype(float), 0.3, own, into)
+    np.testing.assert_array_equal(into, want)
+    estimator = sur.trusted_estimator(m) if m > k else None
+    if estimator is not None:  # the gradient's estimate: the descent direction of a loss
+        into[...] = np.nan
+        estimator(scores, orders, labels.astype(float), 0.3, own, into)
+        np.testing.assert_array_equal(into, want if sur.kind == "loss" else -want)
 
 
 # ------------------------------------------------------------------ defaults, validation
