@@ -145,8 +145,11 @@ class RankSVMHinge(Surrogate):
         m = fb.n_items
         return (c / den)[..., None] * (one_hot(top[..., 1], m) - one_hot(top[..., 0], m))
 
-    def trusted_estimator(self, n_items: int) -> TrustedEstimator:
-        """:func:`ranksvm_estimate` with the floor 1/C(m, 2) of lists of ``n_items`` items."""
+    def trusted_estimator(self, n_items: int) -> TrustedEstimator | None:
+        """:func:`ranksvm_estimate` with the floor 1/C(m, 2) of lists of ``n_items`` items
+        (None for a list without a pair)."""
+        if n_items < 2:
+            return None
         return functools.partial(ranksvm_estimate, _reciprocal(math.comb(n_items, 2)))
 
     @property

@@ -111,6 +111,7 @@ def test_trusted_estimate_equals_the_public_estimator(surrogate: str, m: int) ->
     sur.trusted_descent_estimate_into(scores, orders, labels.astype(float), 0.3, own, into)
     np.testing.assert_array_equal(into, want)
     estimator = sur.trusted_estimator(m) if m > k else None
+    assert (estimator is not None) == (m > k and surrogate in ("squared", "ranksvm"))
     if estimator is not None:  # the gradient's estimate: the descent direction of a loss
         into[...] = np.nan
         estimator(scores, orders, labels.astype(float), 0.3, own, into)
