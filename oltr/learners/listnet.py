@@ -148,6 +148,8 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
             self.update(context, orders, feedback)
             return
         scores, grades = cache[1], feedback.relevance
+        if grades.dtype.kind in "iu":  # integer grades (LETOR's): exactly the same float64 values
+            grades = grades.astype(np.float64)
         both, grad = self._grad_buffers
         if grad.shape != scores.shape:
             both, grad = self._grad_buffers = (np.empty((2, *scores.shape)), np.empty(scores.shape))
