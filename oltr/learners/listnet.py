@@ -28,6 +28,8 @@ from oltr.validation import check_choice, check_scalar
 
 __all__ = ["OnlineListNet"]
 
+_FLOAT64 = np.dtype(np.float64)
+
 
 @register_learner("listnet")
 class OnlineListNet(TrustedLinearRanker[FullFeedback]):
@@ -148,14 +150,14 @@ class OnlineListNet(TrustedLinearRanker[FullFeedback]):
             self.update(context, orders, feedback)
             return
         scores, grades = cache[1], feedback.relevance
-        if grades.dtype.kind in "iu":  # integer grades (LETOR's): exactly the same float64 values
-            grades = grades.astype(np.float64)
+        if grades.dtype is not _FLOAT64 and grades.dtype.kind in "iu":
+            grades = grades.astype(np.float64)  # integer grades (LETOR's): the same float64 values
         both, grad = self._grad_buffers
         if grad.shape != scores.shape:
             both, grad = self._grad_buffers = (np.empty((2, *scores.shape)), np.empty(scores.shape))
         if (
             grades.shape != scores.shape
-            or grades.dtype != np.float64
+            or grades.dtype is not _FLOAT64
             or not grades.flags.c_contiguous
             or not self._surrogate.trusted_grad_into(scores, grades, both, grad)
         ):  # the checked gradient: it broadcasts, converts, or says what is wrong
