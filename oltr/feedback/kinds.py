@@ -164,7 +164,11 @@ class Feedback:
         """
         feedback = object.__new__(cls)
         fields = feedback.__dict__
-        fields["orders"] = _frozen(orders, _INTP)
+        if type(orders) is np.ndarray and orders.dtype is _INTP:  # a learner's own orders
+            shown = fields["orders"] = orders.copy(order="K")  # _frozen's copy, without its call
+            shown.setflags(write=False)
+        else:
+            fields["orders"] = _frozen(orders, _INTP)
         for name in cls._arrays():
             value = fields[name] = arrays[name]
             value.setflags(write=False)

@@ -107,6 +107,8 @@ def test_full_reveals_every_grade_as_a_fresh_read_only_copy() -> None:
     assert not np.shares_memory(fb.orders, ORDERS)
     with pytest.raises(ValueError, match="read-only"):
         fb.relevance[0, 0] = 5
+    with pytest.raises(ValueError, match="read-only"):
+        fb.orders[0, 0] = 1
 
 
 def test_top1_reveals_the_grade_of_the_top_item_only() -> None:
