@@ -10,12 +10,12 @@
         values  = env.evaluate(orders, measures)         # full information, for the trace
         learner.update(context, orders, fb.restrict(learner.requires))
 
-The learner is built from names only and never receives the environment, so
-the relevance it does not see is out of its reach; it receives the feedback
-object cut down to exactly what it declared (``learner.requires``), through
-``trusted_rank`` / ``trusted_update`` (:meth:`oltr.learners.base.Learner.trusted_rank`:
-``rank`` / ``update`` without the checks this loop makes redundant). Every round
-is evaluated, but only checkpoints are recorded, into preallocated arrays.
+The learner is built from names only and never receives the environment, so the relevance
+it does not see is out of its reach; it receives the feedback object cut down to exactly what
+it declared (``learner.requires``), through ``trusted_rank`` / ``trusted_update``
+(:meth:`oltr.learners.base.Learner.trusted_rank`: ``rank`` / ``update`` without the checks
+this loop makes redundant; it checks the orders, :func:`~oltr.permutations.checks.checked_orders`).
+Checkpoints go to preallocated arrays.
 
 Randomness (common random numbers, STYLE §5.5): the environment's stream is
 ``child_rng(seed, "env", env)``, shared by all repetitions and learners; run
@@ -28,15 +28,14 @@ row independently of the others (every component in this package does; sums
 run over items or rounds, never across runs). The runner itself accumulates
 each run's values separately, in round order.
 
-Per-run streams (``spec.streams = "per-run"``): some protocols draw each run's
-query sequence independently (the click-based online learning-to-rank
-literature, e.g. Oosterhuis & de Rijke 2018's reference implementation). Then run
-``rep`` gets its own environment stream ``child_rng(seed, "env", env, rep)``.
-Since one context is shown to a whole batch, the runner runs the ``B``
-repetitions as ``B`` single-run batches, one after the other, and concatenates
-their traces: a run's trace is then the same in any batch, by construction. It
-costs the batching's speed-up (``B`` passes instead of one); nothing else
-changes. ``streams = None`` (or ``"shared"``) is the common stream above.
+Per-run streams (``spec.streams = "per-run"``): some protocols draw each run's query sequence
+independently (the click-based online learning-to-rank literature, e.g. Oosterhuis & de Rijke
+2018's reference implementation). Then run ``rep`` gets its own environment stream
+``child_rng(seed, "env", env, rep)``. Since one context is shown to a whole batch, the runner runs
+the ``B`` repetitions as ``B`` single-run batches, one after the other, and concatenates their
+traces: a run's trace is then the same in any batch, by construction. It costs the batching's
+speed-up (``B`` passes instead of one); nothing else changes. ``streams = None`` (or ``"shared"``)
+is the common stream above.
 
 Held-out evaluation (``spec.heldout``, ``spec.heldouts``): besides the quality
 of the lists *shown*, online learning-to-rank papers report the quality of the
@@ -86,9 +85,10 @@ from oltr.experiments.heldout import (
 )
 from oltr.learners.baselines import RandomRanker
 from oltr.metrics import Measure, resolve_measures
+from oltr.permutations.checks import checked_orders
 from oltr.random import child_rng
 from oltr.types import RunGenerators
-from oltr.validation import check_orders, check_scalar
+from oltr.validation import check_scalar
 
 __all__ = [
     "HELDOUT_DEFAULTS",
@@ -444,7 +444,7 @@ def _run_batch(
                 _check_heldout_width(evaluator, int(context.features.shape[1]), key)
         orders = rank(context)
         if validate:
-            orders = check_orders(orders, context.n_items, n_runs, n_lists)
+            orders = checked_orders(orders, context.n_items, n_runs, n_lists)
         feedback = env.feedback(orders, feedback_rngs)
         values = env.evaluate(orders, measures, validate=False)
         update(context, orders, feedback.restrict(required))

@@ -4,20 +4,22 @@
 of any leading axes and any gain and discount; most of its time on one list of
 40 goes to that generality (about 50 numpy calls). The runner evaluates, every
 round, B orders of one unpadded relevance vector with the default gain and
-discount. For that case :func:`ndcg_whole_lists` makes **the same numpy calls
-on arrays of the same shapes and values** as the general path where a result
-depends on them (the gains of the shown grades, the discounted sums, the ideal
-order), and takes the rest from a small cache: the discounts of positions
-1..m for a (B, m) and an (m,) array, computed once by the general path's own
-expression, and the cutoff's masks. An array of all-True masks and its
-cumulative sum (the general path's positions) are exactly 1..m, so they are
-not built. Every value is bit for bit the general path's
-(``tests/metrics/test_whole_lists.py`` compares them exactly).
+discount. For that case :func:`ndcg_whole_lists` computes **the same sums of
+the same values in the same order** as the general path, in four numpy calls a
+round: each query's gains 2^r − 1 and ideal DCG are computed once (a query's
+lists come back round after round), the shown lists' gains are indexed from
+them (the gain is elementwise, so they are the values the general path
+computes after indexing), the discounts of positions 1..m come from a cache
+with the cutoff's mask folded in (zero beyond k), and the row sums are numpy's
+``add.reduce``, what ``np.sum`` calls. Every value is bit for bit the general
+path's (``tests/metrics/test_whole_lists.py`` compares them exactly; why the
+folded mask changes no bit is said where the terms are formed).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,30 +28,47 @@ from oltr.metrics.lists import Array, Value, exp2_gain, log2_discount
 
 __all__ = ["ndcg_whole_lists"]
 
+#: Below this, m × max |gain| leaves float64 room for any sum of m discounted gains.
+_QUIET_BOUND = 1e307
+
 
 @functools.lru_cache(maxsize=64)
-def _positions(shape: tuple[int, ...], k: int) -> tuple[Array, NDArray[np.bool_]]:
-    """The discounts of positions 1..m over ``shape`` and the mask of the first ``k``
-    (all when k is 0), as the general path computes them (``_dcg_sorted``, ``_top``)."""
+def _positions(shape: tuple[int, ...], k: int) -> Array:
+    """The discounts of positions 1..m over ``shape`` as the general path computes them
+    (``_dcg_sorted``), zero beyond the first ``k`` (none when k is 0)."""
     m = shape[-1]
     pos = np.broadcast_to(np.arange(1, m + 1, dtype=np.int64), shape).copy()
     discounts = log2_discount(np.maximum(pos, 1).astype(np.float64))
-    take = pos <= k if k else np.ones(shape, bool)
-    discounts.flags.writeable = take.flags.writeable = False
-    return discounts, take
+    if k:
+        discounts = np.where(pos <= k, discounts, 0.0)
+    discounts.flags.writeable = False
+    return discounts
+
+
+class _Query(NamedTuple):
+    """What every evaluation of one query's grades shares."""
+
+    gains: Array  # 2^r − 1 of each item, read-only
+    ideal: np.float64  # the ideal DCG@k, as the general path computes it
+    quiet: bool  # no product or sum of the evaluation can overflow (no errstate needed)
 
 
 @functools.lru_cache(maxsize=4096)
-def _ideal_dcg(grades: bytes, k: int) -> np.float64:
-    """The ideal DCG@k (k: 1..m) of float64 grades given as bytes, as the general path
-    computes it (a query's lists come back round after round: computed once)."""
+def _query(grades: bytes, k: int) -> _Query:
+    """The gains and ideal DCG@k (k: 1..m) of float64 grades given as bytes (a query's lists
+    come back round after round: computed once)."""
     rel0 = np.frombuffer(grades, np.float64)
-    ideal = -np.sort(-exp2_gain(rel0), axis=-1)
-    discounts, take = _positions(rel0.shape, k)
+    gains = exp2_gain(rel0)
+    gains.flags.writeable = False
+    ideal = -np.sort(-gains, axis=-1)
+    discounts = _positions(rel0.shape, k)
     with np.errstate(over="ignore"):  # an overflowing sum is left to the general path
-        top = np.where(take, ideal, 0.0)
-        z: np.float64 = np.sum(np.where(take, top * discounts, 0.0), axis=-1)
-    return z
+        top = np.where(discounts > 0, ideal, 0.0)
+        z: np.float64 = np.sum(np.where(discounts > 0, top * discounts, 0.0), axis=-1)
+    # Every term is a gain times a discount <= 1, so m times the largest |gain| bounds every
+    # partial sum of any m terms, in any order, whatever the orders (duplicates too).
+    quiet = bool(np.abs(gains).max() < _QUIET_BOUND / gains.size)
+    return _Query(gains, z, quiet)
 
 
 def ndcg_whole_lists(
@@ -72,13 +91,19 @@ def ndcg_whole_lists(
     m = relevance.shape[0]
     # The general path pads with np.where(mask, relevance, 0.0).astype(float64): the same values.
     rel0 = relevance if relevance.dtype == np.float64 else relevance.astype(np.float64)
-    z = _ideal_dcg(rel0.tobytes(), min(m, k) if k else m)
+    query = _query(rel0.tobytes(), min(m, k) if k else m)
+    z = query.ideal
     if not np.isfinite(z):
         return None
-    discounts, take = _positions(orders.shape, k)
-    gains = exp2_gain(rel0[orders])
-    with np.errstate(over="ignore"):
-        num = np.sum(np.where(take, gains * discounts, 0.0), axis=-1)
+    # The general path's np.where(take, gains * discounts, 0.0), with the gains indexed after
+    # 2^r − 1 (elementwise: the same values) and the mask in the discounts: beyond k a term is
+    # gain × 0.0, which is the where's +0.0 for the grades >= 0 the general path accepts.
+    terms = query.gains[orders] * _positions(orders.shape, k)
+    if query.quiet:
+        num = np.add.reduce(terms, axis=-1)  # what np.sum calls
+    else:
+        with np.errstate(over="ignore"):
+            num = np.add.reduce(terms, axis=-1)
     # _ratio's np.divide(num, z, where=z > 0) over np.full(fill): the same divisions.
     out = num / z if z > 0 else np.full(num.shape, no_relevant, dtype=np.float64)
     return np.asarray(out, dtype=np.float64)[()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -44,6 +46,32 @@ def test_whole_lists_equal_the_general_path_bit_for_bit(
     general = ndcg(grades, orders, k=k, mask=np.ones(grades.shape, bool), no_relevant=fill)
     assert fast.dtype == general.dtype == np.float64 and fast.shape == general.shape
     assert fast.tobytes() == general.tobytes()  # every bit, NaN and the sign of zero included
+
+
+@pytest.mark.parametrize("k", [10, None])
+@pytest.mark.parametrize("top", [1000.0, 1022.0])
+@pytest.mark.parametrize("orders_kind", ["permutation", "the top item everywhere"])
+def test_huge_gains_take_the_same_bits_without_a_warning(
+    k: int | None, top: float, orders_kind: str
+) -> None:
+    # 60 × 2^1000 leaves float64 room for any sum of 60 discounted gains (no overflow is
+    # possible, and none is guarded against); 60 × 2^1022 does not, and the sums run under
+    # errstate as the general path's do: with validate=False the orders may repeat an item,
+    # and 60 discounted copies of 2^1022 overflow to inf (in both paths).
+    grades = np.zeros(60)
+    grades[[3, 17]] = top, top - 1.0
+    if orders_kind == "permutation":
+        orders = np.random.default_rng(0).permuted(np.tile(np.arange(60), (4, 1)), axis=1)
+    else:
+        orders = np.full((4, 60), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unguarded overflow would warn
+        fast = ndcg_whole_lists(grades, orders, k or 0, 1.0)
+        general = ndcg(  # a mask: the general path, unchecked (the orders may repeat)
+            grades, orders, k=k, mask=np.ones(60, bool), no_relevant=1.0, validate=False
+        )
+    assert fast is not None
+    assert fast.tobytes() == general.tobytes()
 
 
 def test_other_forms_and_overflows_are_left_to_the_general_path() -> None:
