@@ -54,17 +54,21 @@ class _Query(NamedTuple):
 
 
 @functools.lru_cache(maxsize=4096)
-def _query(grades: bytes, k: int) -> _Query:
-    """The gains and ideal DCG@k (k: 1..m) of float64 grades given as bytes (a query's lists
-    come back round after round: computed once)."""
-    rel0 = np.frombuffer(grades, np.float64)
+def _query(dtype: str, grades: bytes, k: int) -> _Query | None:
+    """The gains and ideal DCG@k (k: 1..m) of the grades given as bytes of ``dtype`` (a
+    query's lists come back round after round: computed once); None when the ideal DCG is
+    not finite (an overflowing sum is left to the general path)."""
+    # The general path pads with np.where(mask, relevance, 0.0).astype(float64): the same values.
+    rel0 = np.frombuffer(grades, dtype).astype(np.float64)
     gains = exp2_gain(rel0)
     gains.flags.writeable = False
     ideal = -np.sort(-gains, axis=-1)
     discounts = _positions(rel0.shape, k)
-    with np.errstate(over="ignore"):  # an overflowing sum is left to the general path
+    with np.errstate(over="ignore"):
         top = np.where(discounts > 0, ideal, 0.0)
         z: np.float64 = np.sum(np.where(discounts > 0, top * discounts, 0.0), axis=-1)
+    if not np.isfinite(z):
+        return None
     # Every term is a gain times a discount <= 1, so m times the largest |gain| bounds every
     # partial sum of any m terms, in any order, whatever the orders (duplicates too).
     quiet = bool(np.abs(gains).max() < _QUIET_BOUND / gains.size)
@@ -89,11 +93,8 @@ def ndcg_whole_lists(
     ):
         return None
     m = relevance.shape[0]
-    # The general path pads with np.where(mask, relevance, 0.0).astype(float64): the same values.
-    rel0 = relevance if relevance.dtype == np.float64 else relevance.astype(np.float64)
-    query = _query(rel0.tobytes(), min(m, k) if k else m)
-    z = query.ideal
-    if not np.isfinite(z):
+    query = _query(relevance.dtype.str, relevance.tobytes(), min(m, k) if k else m)
+    if query is None:
         return None
     # The general path's np.where(take, gains * discounts, 0.0), with the gains indexed after
     # 2^r − 1 (elementwise: the same values) and the mask in the discounts: beyond k a term is
@@ -105,5 +106,5 @@ def ndcg_whole_lists(
         with np.errstate(over="ignore"):
             num = np.add.reduce(terms, axis=-1)
     # _ratio's np.divide(num, z, where=z > 0) over np.full(fill): the same divisions.
-    out = num / z if z > 0 else np.full(num.shape, no_relevant, dtype=np.float64)
-    return np.asarray(out, dtype=np.float64)[()]
+    z = query.ideal
+    return num / z if z > 0 else np.full(num.shape, no_relevant, dtype=np.float64)
