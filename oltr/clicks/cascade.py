@@ -55,7 +55,8 @@ CIKM, §6.1 and Table 1.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -134,6 +135,8 @@ class StopRuleCascade:
     stop_prob: tuple[float, ...]
     stop_rule: str = "after-click"
     name: str = "cascade"
+    #: ``[click_prob, stop_prob]`` as one read-only (2, n_grades) array.
+    _tables: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         click, stop = _probs(self.click_prob, "click_prob"), _probs(self.stop_prob, "stop_prob")
@@ -146,6 +149,10 @@ class StopRuleCascade:
             raise ValueError(f"stop_rule must be one of {STOP_RULES}, got {self.stop_rule!r}")
         object.__setattr__(self, "click_prob", click)
         object.__setattr__(self, "stop_prob", stop)
+        # The tables as arrays, once: numpy's path indexes them, the compiled one reads them.
+        tables = np.array([click, stop], dtype=np.float64)
+        tables.flags.writeable = False
+        object.__setattr__(self, "_tables", tables)
 
     @property
     def n_grades(self) -> int:
@@ -156,13 +163,45 @@ class StopRuleCascade:
         self, grades: NDArray[np.intp], u_click: NDArray[np.float64], u_stop: NDArray[np.float64]
     ) -> NDArray[np.bool_]:
         """Clicks for checked ``grades`` (..., n) given the click and stop coins' uniforms."""
-        would_click = u_click < np.asarray(self.click_prob)[grades]
-        would_stop = u_stop < np.asarray(self.stop_prob)[grades]
+        would_click = u_click < self._tables[0][grades]
+        would_stop = u_stop < self._tables[1][grades]
         if self.stop_rule == "after-click":
             would_stop &= would_click
         # Examined iff no stop strictly above: an exclusive running "any" of would_stop.
         stopped_above = np.cumsum(would_stop, axis=-1) - would_stop > 0
         return np.asarray(would_click & ~stopped_above)
+
+    def clicks_on_orders(
+        self, relevance: NDArray[Any], orders: NDArray[np.intp], uniforms: NDArray[np.float64]
+    ) -> NDArray[np.bool_] | None:
+        """Clicks on the first ``n`` items of each order (B, m), n = ``uniforms.shape[-1]``,
+        with each run's coins ``uniforms`` (B, 2, n): :meth:`clicks_from_uniforms` of the
+        shown grades, in one compiled pass (:mod:`oltr.clicks.cascade_kernel`).
+
+        For int64 grades and C-ordered arrays; None (nothing drawn, nothing changed) for
+        anything else, or an item or grade out of range, which the numpy path then reports.
+        """
+        from oltr.clicks.cascade_kernel import cascade_clicks
+
+        if not (
+            relevance.dtype == np.int64
+            and relevance.ndim == 1
+            and orders.dtype == np.intp
+            and orders.ndim == 2
+            and orders.flags.c_contiguous
+            and uniforms.dtype == np.float64
+            and uniforms.ndim == 3
+            and uniforms.shape[:2] == (orders.shape[0], 2)
+            and uniforms.shape[2] <= orders.shape[1]
+            and uniforms.flags.c_contiguous
+        ):
+            return None
+        out = np.empty((orders.shape[0], uniforms.shape[2]), dtype=np.bool_)
+        click, stop = self._tables
+        after_click = self.stop_rule == "after-click"
+        if cascade_clicks(relevance, orders, uniforms, click, stop, after_click, out) != -1:
+            return None
+        return out
 
     def simulate(self, relevance: ArrayLike, rng: RNGLike) -> NDArray[np.bool_]:
         """One click vector per list: ``relevance`` (..., n) grades by position, top first."""

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.clicks import STOP_RULES, clicks_for_runs, make_click_model
+from oltr.clicks import STOP_RULES, StopRuleCascade, clicks_for_runs, make_click_model
 from oltr.feedback.feedback_models import FeedbackModel
 from oltr.feedback.kinds import Feedback
 from oltr.registry import register_feedback
@@ -116,10 +116,16 @@ class ClickFeedbackModel(FeedbackModel):
         orders, rel = self._batch(orders, relevance)
         gens = self._rngs(rngs, orders.shape[0])
         n = min(int(self.k), orders.shape[1])
-        shown = rel[orders[:, :n]]
         uniforms = gens.random((2, n))
-        try:
-            clicks = clicks_for_runs(self._model, shown, uniforms)
-        except ValueError as exc:
-            raise ValueError(f"click feedback ({self.click_model!r}): {exc}") from exc
-        return ClickFeedback(orders, clicks)
+        model = self._model
+        clicks = (  # the cascade's compiled pass, for integer grades and a learner's own orders
+            model.clicks_on_orders(rel, orders, uniforms)
+            if isinstance(model, StopRuleCascade)
+            else None
+        )
+        if clicks is None:  # the numpy path: any grade dtype, and the errors' messages
+            try:
+                clicks = clicks_for_runs(model, rel[orders[:, :n]], uniforms)
+            except ValueError as exc:
+                raise ValueError(f"click feedback ({self.click_model!r}): {exc}") from exc
+        return ClickFeedback.handed_over(orders, clicks=clicks)

@@ -1,0 +1,64 @@
+"""The cascade user's clicks on the top of each shown order, in one compiled pass.
+
+:meth:`oltr.clicks.cascade.StopRuleCascade.clicks_from_uniforms` computes the
+clicks from all coins at once with about ten numpy calls (the probabilities of
+the shown grades, two comparisons, an exclusive running "any" of the stops);
+on one result page of ten that costs more than a learner's round.
+:func:`cascade_clicks` walks each page top-down instead, reading the same
+coins: position ``j`` is clicked when no stop came up above it and
+``u_click[j] < c[g_j]``; its stop coin comes up when ``u_stop[j] < s[g_j]``
+(and, with the after-click rule, it was clicked). The comparisons are the numpy
+path's, so the clicks are the same, bit for bit (``tests/clicks`` compares
+them). It is imported only where clicks are simulated, so that importing
+:mod:`oltr.clicks` does not load numba.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oltr.kernels import njit
+
+__all__ = ["BAD_GRADE", "BAD_ITEM", "cascade_clicks"]
+
+#: :func:`cascade_clicks`'s answer when a shown item is not an index of the relevance vector.
+BAD_ITEM = -2
+#: :func:`cascade_clicks`'s answer when a shown grade is not one the model knows.
+BAD_GRADE = -3
+
+
+@njit(nogil=True)
+def cascade_clicks(
+    relevance: Any,
+    orders: Any,
+    uniforms: Any,
+    click_prob: Any,
+    stop_prob: Any,
+    after_click: bool,
+    out: Any,
+) -> int:  # pragma: no cover
+    """``out[b, j]``: the click at position ``j`` of run ``b``'s page, ``orders[b, :n]``.
+
+    ``relevance`` (m,) holds integer grades, ``uniforms`` (B, 2, n) each run's
+    click coins (row 0) and stop coins (row 1), ``out`` is (B, n). Returns −1,
+    or :data:`BAD_ITEM` / :data:`BAD_GRADE` when a shown item is not in
+    ``0..m−1`` or its grade not in ``0..len(click_prob)−1`` (every shown
+    position is checked, stopped or not, as the numpy path checks them all).
+    """
+    n_runs, n = out.shape
+    m, n_grades = relevance.shape[0], click_prob.shape[0]
+    for b in range(n_runs):
+        stopped = False
+        for j in range(n):
+            item = orders[b, j]
+            if item < 0 or item >= m:
+                return BAD_ITEM
+            grade = relevance[item]
+            if grade < 0 or grade >= n_grades:
+                return BAD_GRADE
+            click = not stopped and uniforms[b, 0, j] < click_prob[grade]
+            out[b, j] = click
+            if not stopped:
+                stop = uniforms[b, 1, j] < stop_prob[grade]
+                stopped = stop and click if after_click else stop
+    return -1
