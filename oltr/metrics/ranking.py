@@ -21,7 +21,7 @@ from oltr.metrics.lists import (
     exp2_gain,
     log2_discount,
 )
-from oltr.metrics.whole_lists import ndcg_whole_lists
+from oltr.metrics.whole_lists import dcg_whole_lists, ndcg_whole_lists
 
 __all__ = ["average_precision", "dcg", "err", "ndcg", "precision"]
 
@@ -73,6 +73,10 @@ def dcg(
     >>> print(f"{dcg([3, 0, 1], [0, 2, 1]):.4f}")  # 7/log2(2) + 1/log2(3)
     7.6309
     """
+    if mask is None and not validate and gain is exp2_gain and discount is log2_discount:
+        fast = dcg_whole_lists(np.asarray(relevance), np.asarray(order), _check_k(k))
+        if fast is not None:  # the runner's case: the same values, without the padding
+            return fast
     lists = _prepare(relevance, order, mask, validate)
     k = _check_k(k)
     out = _dcg_sorted(gain(lists.rel), _top(lists, k), lists.pos, discount)

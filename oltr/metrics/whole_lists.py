@@ -1,4 +1,4 @@
-"""NDCG of whole lists, the runner's every-round measure, without the padding machinery.
+"""(N)DCG of whole lists, the runner's every-round measure, without the padding machinery.
 
 :func:`oltr.metrics.ranking.ndcg` handles padded lists (a mask), broadcasting
 of any leading axes and any gain and discount; most of its time on one list of
@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from oltr.metrics.lists import Array, Value, exp2_gain, log2_discount
 
-__all__ = ["ndcg_whole_lists"]
+__all__ = ["dcg_whole_lists", "ndcg_whole_lists"]
 
 #: Below this, m × max |gain| leaves float64 room for any sum of m discounted gains.
 _QUIET_BOUND = 1e307
@@ -75,13 +75,11 @@ def _query(dtype: str, grades: bytes, k: int) -> _Query | None:
     return _Query(gains, z, quiet)
 
 
-def ndcg_whole_lists(
-    relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int, no_relevant: float
-) -> Value | None:
-    """NDCG@k (``k`` 0: whole list) of each row of ``orders`` (B, m) under ``relevance``
-    (m,), gain 2^r − 1 and discount 1/log2(1 + i); None when the inputs are of another
-    form or a sum overflows (the general path then answers, or says what is wrong).
-    Inputs are not validated (``validate=False``)."""
+def _shown_sums(
+    relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int
+) -> tuple[_Query, Array] | None:
+    """The query's cache entry and the DCG@k sums of each row of ``orders`` (B, m), or None
+    when the inputs are of another form or the ideal DCG is not finite."""
     if (
         relevance.ndim != 1
         or orders.ndim != 2
@@ -89,7 +87,6 @@ def ndcg_whole_lists(
         or relevance.dtype.kind not in "iuf"
         or orders.dtype.kind not in "iu"
         or relevance.shape[0] == 0
-        or not isinstance(no_relevant, float)  # np.float64 too; others: the general path
     ):
         return None
     m = relevance.shape[0]
@@ -101,10 +98,39 @@ def ndcg_whole_lists(
     # gain × 0.0, which is the where's +0.0 for the grades >= 0 the general path accepts.
     terms = query.gains[orders] * _positions(orders.shape, k)
     if query.quiet:
-        num = np.add.reduce(terms, axis=-1)  # what np.sum calls
-    else:
-        with np.errstate(over="ignore"):
-            num = np.add.reduce(terms, axis=-1)
+        return query, np.add.reduce(terms, axis=-1)  # what np.sum calls
+    with np.errstate(over="ignore"):
+        return query, np.add.reduce(terms, axis=-1)
+
+
+def ndcg_whole_lists(
+    relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int, no_relevant: float
+) -> Value | None:
+    """NDCG@k (``k`` 0: whole list) of each row of ``orders`` (B, m) under ``relevance``
+    (m,), gain 2^r − 1 and discount 1/log2(1 + i); None when the inputs are of another
+    form or a sum overflows (the general path then answers, or says what is wrong).
+    Inputs are not validated (``validate=False``)."""
+    if not isinstance(no_relevant, float):  # np.float64 too; others: the general path
+        return None
+    found = _shown_sums(relevance, orders, k)
+    if found is None:
+        return None
+    query, num = found
     # _ratio's np.divide(num, z, where=z > 0) over np.full(fill): the same divisions.
     z = query.ideal
     return num / z if z > 0 else np.full(num.shape, no_relevant, dtype=np.float64)
+
+
+def dcg_whole_lists(
+    relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int
+) -> Value | None:
+    """DCG@k (``k`` 0: whole list) of each row of ``orders`` (B, m), as
+    :func:`ndcg_whole_lists` computes its numerator; None as there, or when a sum is not
+    finite (the general path then refuses it)."""
+    found = _shown_sums(relevance, orders, k)
+    if found is None:
+        return None
+    query, num = found
+    if not query.quiet and not np.isfinite(num).all():
+        return None
+    return num

@@ -1,4 +1,4 @@
-"""The runner's NDCG of whole lists is, value for value and bit for bit, the general path's."""
+"""The runner's (N)DCG of whole lists is, value for value and bit for bit, the general path's."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oltr.errors import InputError
-from oltr.metrics.ranking import ndcg
-from oltr.metrics.whole_lists import ndcg_whole_lists
+from oltr.metrics.ranking import dcg, ndcg
+from oltr.metrics.whole_lists import dcg_whole_lists, ndcg_whole_lists
 
 
 @st.composite
@@ -46,6 +46,11 @@ def test_whole_lists_equal_the_general_path_bit_for_bit(
     general = ndcg(grades, orders, k=k, mask=np.ones(grades.shape, bool), no_relevant=fill)
     assert fast.dtype == general.dtype == np.float64 and fast.shape == general.shape
     assert fast.tobytes() == general.tobytes()  # every bit, NaN and the sign of zero included
+    assert dcg_whole_lists(grades, orders, k or 0) is not None
+    fast_dcg = dcg(grades, orders, k=k, validate=False)
+    general_dcg = dcg(grades, orders, k=k, mask=np.ones(grades.shape, bool))
+    assert fast_dcg.dtype == general_dcg.dtype and fast_dcg.shape == general_dcg.shape
+    assert fast_dcg.tobytes() == general_dcg.tobytes()
 
 
 @pytest.mark.parametrize("k", [10, None])
@@ -70,8 +75,17 @@ def test_huge_gains_take_the_same_bits_without_a_warning(
         general = ndcg(  # a mask: the general path, unchecked (the orders may repeat)
             grades, orders, k=k, mask=np.ones(60, bool), no_relevant=1.0, validate=False
         )
+        fast_dcg = dcg_whole_lists(grades, orders, k or 0)
+        try:
+            general_dcg = dcg(grades, orders, k=k, mask=np.ones(60, bool), validate=False)
+        except InputError:  # the sum overflowed: the general path refuses it
+            general_dcg = None
     assert fast is not None
     assert fast.tobytes() == general.tobytes()
+    if general_dcg is None:
+        assert fast_dcg is None and orders_kind != "permutation" and top == 1022.0
+    else:
+        assert fast_dcg is not None and fast_dcg.tobytes() == general_dcg.tobytes()
 
 
 def test_other_forms_and_overflows_are_left_to_the_general_path() -> None:
