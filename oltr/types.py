@@ -230,11 +230,13 @@ class RunGenerators(Sequence[np.random.Generator]):
 
     def random(self, shape: _Shape = ()) -> FloatArray:
         """Uniform [0, 1) floats of shape (B, *shape)."""
-        s = _shape(shape)
+        gens, s = self._gens, _shape(shape)
+        if len(gens) == 1 and s:  # one run: the same numbers, in one call
+            return gens[0].random((1, *s))
         if not s:
             return self.map(lambda g: g.random())
         out = np.empty((self.n_runs, *s))
-        for g, row in zip(self._gens, out, strict=True):
+        for g, row in zip(gens, out, strict=True):
             g.random(out=row)  # the same numbers as g.random(shape), without a stack
         return out
 

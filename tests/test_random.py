@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from oltr.random import as_rng, child_rng, stable_key
+from oltr.types import RunGenerators
 
 
 def test_same_keys_same_stream_different_keys_different_stream():
@@ -42,3 +43,15 @@ def test_bad_keys_are_rejected(bad):
 def test_as_rng_passes_generators_through():
     g = np.random.default_rng(0)
     assert as_rng(g) is g
+
+
+@pytest.mark.parametrize("n_runs", [1, 3])
+@pytest.mark.parametrize("shape", [(), 4, (2, 5), (np.int64(3),)])
+def test_stacked_uniforms_are_each_runs_own_draws(n_runs: int, shape: object) -> None:
+    # Row b of rngs.random(shape) is what run b's generator alone draws for shape, and
+    # leaves that generator where the single draw leaves it (the next draws agree too).
+    rngs, twins = RunGenerators.from_rng(7, n_runs), RunGenerators.from_rng(7, n_runs)
+    for _ in range(2):
+        stacked = rngs.random(shape)  # type: ignore[arg-type]
+        alone = np.stack([g.random(shape) for g in twins])  # type: ignore[call-overload]
+        assert stacked.shape == alone.shape and np.array_equal(stacked, alone)

@@ -56,9 +56,15 @@ class Measure:
     takes_k: bool = False
     needs_k: bool = False
     kwargs: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    _call_keywords: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))  # read-only
+        bound = dict(self.kwargs)
+        object.__setattr__(self, "kwargs", MappingProxyType(bound))  # read-only
+        # What every call passes, merged once (the runner calls a measure every round).
+        object.__setattr__(
+            self, "_call_keywords", bound if self.k is None else {**bound, "k": self.k}
+        )
         if self.kind not in ("gain", "loss"):
             raise ValueError(f"kind must be 'gain' or 'loss', got {self.kind!r}")
         if self.k is not None and not self.takes_k:
@@ -84,10 +90,7 @@ class Measure:
         return 1.0 if self.kind == "gain" else -1.0
 
     def __call__(self, relevance: ArrayLike, order: ArrayLike, **kw: Any) -> Value:
-        args = dict(self.kwargs)
-        if self.k is not None:
-            args["k"] = self.k
-        args.update(kw)
+        args = {**self._call_keywords, **kw}  # a call's own keywords win
         if self.needs_k and args.get("k") is None:
             raise ValueError(f"measure {self.name!r} needs a cutoff: use '{self.name}@k'")
         return self.fn(relevance, order, **args)
