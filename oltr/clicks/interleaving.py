@@ -48,10 +48,12 @@ as a dueling bandits problem", ICML, §1, §3 (comparisons by interleaving).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+from numpy.random import Generator
 from numpy.typing import ArrayLike, NDArray
 
 from oltr.clicks.click_models import RNGs, normalize_rngs, uniform_draws
@@ -66,6 +68,7 @@ __all__ = [
     "TeamDraftInterleaving",
     "balanced_interleave",
     "team_draft_interleave",
+    "team_draft_rows",
 ]
 
 #: Team labels: the first ranker (A) and the second (B).
@@ -236,18 +239,41 @@ def team_draft_interleave(
     -1
     """
     p = _prepare(order_a, order_b, k)
-    n_rows, n = p.a.shape[0], p.n
-    n_pairs = (n + 1) // 2
-    a_first = _draws(rng, p.batch, (n_pairs,)) < 0.5
+    a_first = _draws(rng, p.batch, ((p.n + 1) // 2,)) < 0.5
+    shown, team = _team_draft(p.a, p.b, p.n, a_first)
+    return TeamDraftInterleaving(_unflat(shown, p.batch), _unflat(team, p.batch))
+
+
+def team_draft_rows(
+    order_a: NDArray[np.intp], order_b: NDArray[np.intp], k: int, rngs: Sequence[Generator]
+) -> TeamDraftInterleaving:
+    """:func:`team_draft_interleave` of orders a learner has just computed, unchecked.
+
+    ``order_a`` and ``order_b`` are ``intp`` arrays of shape (B, m) whose rows are
+    permutations, ``k >= 1``, and ``rngs`` one generator per row: the same coins,
+    picks and result as ``team_draft_interleave(order_a, order_b, k=k, rng=rngs)``,
+    without its checks and broadcasting (which cost more than the picks on one page).
+    """
+    n = min(k, order_a.shape[1])
+    a_first = np.stack([g.random(((n + 1) // 2,)) for g in rngs]) < 0.5  # uniform_draws' rows
+    shown, team = _team_draft(order_a, order_b, n, a_first)
+    return TeamDraftInterleaving(shown, team)
+
+
+def _team_draft(
+    a: NDArray[np.intp], b: NDArray[np.intp], n: int, a_first: NDArray[np.bool_]
+) -> tuple[NDArray[np.intp], NDArray[np.int8]]:
+    """The shown list and teams of rows ``a``, ``b`` (N, m) given each pair's coin (N, ⌈n/2⌉)."""
+    n_rows, n_pairs = a.shape[0], a_first.shape[1]
     # Pair j fills positions 2j, 2j+1: (A, B) if A picks first, else (B, A).
     first = np.where(a_first, TEAM_A, TEAM_B).astype(np.int8)
     team = np.stack([first, -first], axis=-1).reshape(n_rows, 2 * n_pairs)[:, :n]
     # Fewer than n items are shown before any pick, so each pick lies in the top n.
-    top_a = np.ascontiguousarray(p.a[:, :n], dtype=np.intp)
-    top_b = np.ascontiguousarray(p.b[:, :n], dtype=np.intp)
+    top_a = np.ascontiguousarray(a[:, :n], dtype=np.intp)
+    top_b = np.ascontiguousarray(b[:, :n], dtype=np.intp)
     shown = np.empty((n_rows, n), dtype=np.intp)
-    _team_draft_picks(top_a, top_b, np.ascontiguousarray(team), p.a.shape[1], shown)
-    return TeamDraftInterleaving(_unflat(shown, p.batch), _unflat(team, p.batch))
+    _team_draft_picks(top_a, top_b, np.ascontiguousarray(team), a.shape[1], shown)
+    return shown, team
 
 
 @njit

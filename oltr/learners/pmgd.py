@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.clicks.interleaving import team_draft_interleave
+from oltr.clicks.interleaving import team_draft_rows
 from oltr.clicks.multileaving import multileave_one, preference_vs_first, rank_weights
 from oltr.feedback import FeedbackRequirement
 from oltr.feedback.clicks import ClickFeedback
@@ -249,7 +249,7 @@ class PMGD(ResumableRound, LinearRanker[ClickFeedback]):
         )
         scores = batch_scores(rankers.reshape(b * (n + 1), d), x).reshape(b, n + 1, m)
         orders = np.argsort(-scores, axis=-1, kind="stable")
-        il = team_draft_interleave(orders[:, 0], orders[:, 1], k=kk, rng=list(self.rngs))
+        il = team_draft_rows(orders[:, 0], orders[:, 1], kk, self.rngs)  # own orders: unchecked
         self._round = (context.t, u, il)
         return fill_order(il.shown, orders[:, 0])
 

@@ -15,6 +15,7 @@ from oltr.clicks.interleaving import (
     TeamDraftInterleaving,
     balanced_interleave,
     team_draft_interleave,
+    team_draft_rows,
 )
 from oltr.clicks.methods import INTERLEAVING_METHODS, compare, interleave
 from oltr.clicks.probabilistic import ProbabilisticInterleaving, probabilistic_interleave
@@ -451,3 +452,23 @@ def test_team_draft_picks_follow_the_captains_rule() -> None:
                 src = a[r] if team == TEAM_A else b[r]
                 shown.append(next(int(i) for i in src if int(i) not in shown))
             assert il.shown[r].tolist() == shown
+
+
+@pytest.mark.parametrize(("n_runs", "m", "k"), [(1, 10, 10), (3, 7, 10), (4, 12, 5), (2, 1, 3)])
+def test_team_draft_rows_is_team_draft_interleave_without_the_checks(
+    n_runs: int, m: int, k: int
+) -> None:
+    rng = np.random.default_rng(m * 100 + k)
+    for _ in range(20):
+        a = np.argsort(rng.random((n_runs, m)), axis=1)
+        b = np.argsort(rng.random((n_runs, m)), axis=1)
+        seeds = rng.integers(0, 2**32, n_runs)
+        checked = team_draft_interleave(a, b, k=k, rng=[np.random.default_rng(s) for s in seeds])
+        gens = [np.random.default_rng(s) for s in seeds]
+        rows = team_draft_rows(a, b, k, gens)
+        assert np.array_equal(rows.shown, checked.shown)
+        assert np.array_equal(rows.team, checked.team) and rows.team.dtype == checked.team.dtype
+        # The same coins were drawn: each generator is where the checked call left its twin.
+        twins = [np.random.default_rng(s) for s in seeds]
+        team_draft_interleave(a, b, k=k, rng=twins)
+        assert [g.random() for g in gens] == [g.random() for g in twins]
