@@ -178,8 +178,8 @@ class StopRuleCascade:
         with each run's coins ``uniforms`` (B, 2, n): :meth:`clicks_from_uniforms` of the
         shown grades, in one compiled pass (:mod:`oltr.clicks.cascade_kernel`).
 
-        For int64 grades and C-ordered arrays; None (nothing drawn, nothing changed) for
-        anything else, or an item or grade out of range, which the numpy path then reports.
+        For int64 grades and C-ordered arrays; None for anything else, or for an item or
+        grade out of range, which the numpy path then reports.
         """
         from oltr.clicks.cascade_kernel import cascade_clicks
 

@@ -15,7 +15,7 @@ it does not see is out of its reach; it receives the feedback object cut down to
 it declared (``learner.requires``), through ``trusted_rank`` / ``trusted_update``
 (:meth:`oltr.learners.base.Learner.trusted_rank`: ``rank`` / ``update`` without the checks
 this loop makes redundant; it checks the orders, :func:`~oltr.permutations.checks.checked_orders`).
-Checkpoints go to preallocated arrays.
+Every round is evaluated; only checkpoints are recorded, into preallocated arrays.
 
 Randomness (common random numbers, STYLE §5.5): the environment's stream is
 ``child_rng(seed, "env", env)``, shared by all repetitions and learners; run

@@ -5,7 +5,7 @@ of any leading axes and any gain and discount; most of its time on one list of
 40 goes to that generality (about 50 numpy calls). The runner evaluates, every
 round, B orders of one unpadded relevance vector with the default gain and
 discount. For that case :func:`ndcg_whole_lists` computes **the same sums of
-the same values in the same order** as the general path, in four numpy calls a
+the same values in the same order** as the general path, in a handful of numpy calls a
 round: each query's gains 2^r − 1 and ideal DCG are computed once (a query's
 lists come back round after round), the shown lists' gains are indexed from
 them (the gain is elementwise, so they are the values the general path
