@@ -181,27 +181,11 @@ class StopRuleCascade:
         For int64 grades and C-ordered arrays; None for anything else, or for an item or
         grade out of range, which the numpy path then reports.
         """
-        from oltr.clicks.cascade_kernel import cascade_clicks
+        from oltr.clicks.cascade_kernel import clicks_on_orders  # numba, loaded on first use
 
-        if not (
-            relevance.dtype == np.int64
-            and relevance.ndim == 1
-            and orders.dtype == np.intp
-            and orders.ndim == 2
-            and orders.flags.c_contiguous
-            and uniforms.dtype == np.float64
-            and uniforms.ndim == 3
-            and uniforms.shape[:2] == (orders.shape[0], 2)
-            and uniforms.shape[2] <= orders.shape[1]
-            and uniforms.flags.c_contiguous
-        ):
-            return None
-        out = np.empty((orders.shape[0], uniforms.shape[2]), dtype=np.bool_)
-        click, stop = self._tables
-        after_click = self.stop_rule == "after-click"
-        if cascade_clicks(relevance, orders, uniforms, click, stop, after_click, out) != -1:
-            return None
-        return out
+        return clicks_on_orders(
+            relevance, orders, uniforms, self._tables, self.stop_rule == "after-click"
+        )
 
     def simulate(self, relevance: ArrayLike, rng: RNGLike) -> NDArray[np.bool_]:
         """One click vector per list: ``relevance`` (..., n) grades by position, top first."""

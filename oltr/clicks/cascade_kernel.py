@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from oltr.kernels import njit
 
-__all__ = ["BAD_GRADE", "BAD_ITEM", "cascade_clicks"]
+__all__ = ["BAD_GRADE", "BAD_ITEM", "cascade_clicks", "clicks_on_orders"]
 
 #: :func:`cascade_clicks`'s answer when a shown item is not an index of the relevance vector.
 BAD_ITEM = -2
@@ -62,3 +65,33 @@ def cascade_clicks(
                 stop = uniforms[b, 1, j] < stop_prob[grade]
                 stopped = stop and click if after_click else stop
     return -1
+
+
+def clicks_on_orders(
+    relevance: NDArray[Any],
+    orders: NDArray[np.intp],
+    uniforms: NDArray[np.float64],
+    tables: NDArray[np.float64],
+    after_click: bool,
+) -> NDArray[np.bool_] | None:
+    """Clicks (B, n) on the first ``n = uniforms.shape[-1]`` items of each order (B, m) by a
+    cascade user with ``tables = [click_prob, stop_prob]`` and each run's coins ``uniforms``
+    (B, 2, n): :func:`cascade_clicks` for int64 grades and C-ordered arrays; None for anything
+    else, or for an item or grade out of range, which the caller's numpy path then reports."""
+    if not (
+        relevance.dtype == np.int64
+        and relevance.ndim == 1
+        and orders.dtype == np.intp
+        and orders.ndim == 2
+        and orders.flags.c_contiguous
+        and uniforms.dtype == np.float64
+        and uniforms.ndim == 3
+        and uniforms.shape[:2] == (orders.shape[0], 2)
+        and uniforms.shape[2] <= orders.shape[1]
+        and uniforms.flags.c_contiguous
+    ):
+        return None
+    out = np.empty((orders.shape[0], uniforms.shape[2]), dtype=np.bool_)
+    if cascade_clicks(relevance, orders, uniforms, tables[0], tables[1], after_click, out) != -1:
+        return None
+    return out

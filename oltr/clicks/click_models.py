@@ -47,8 +47,9 @@ feedback", WSDM, experiments (examination (1/rank)^η).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -293,6 +294,8 @@ class CascadeClickModel(ClickModel):
     click_prob: _Probs
     stop_prob: _Probs
     name: str = "cascade"
+    #: ``[click_prob, stop_prob]`` as one read-only (2, n_grades) array.
+    _tables: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         click = _check_probs(self.click_prob, "click_prob")
@@ -304,6 +307,9 @@ class CascadeClickModel(ClickModel):
             )
         object.__setattr__(self, "click_prob", click)
         object.__setattr__(self, "stop_prob", stop)
+        tables = np.array([click, stop], dtype=np.float64)
+        tables.flags.writeable = False
+        object.__setattr__(self, "_tables", tables)
 
     @property
     def n_grades(self) -> int:  # type: ignore[override]
@@ -317,13 +323,24 @@ class CascadeClickModel(ClickModel):
         u_stop: NDArray[np.float64],
         mask: NDArray[np.bool_] | None,
     ) -> NDArray[np.bool_]:
-        would_click = u_click < np.asarray(self.click_prob)[grades]
+        would_click = u_click < self._tables[0][grades]
         if mask is not None:
             would_click &= mask
-        would_stop = would_click & (u_stop < np.asarray(self.stop_prob)[grades])
+        would_stop = would_click & (u_stop < self._tables[1][grades])
         # Examined iff no stop strictly before: an exclusive running "any" of would_stop.
         stopped_before = np.cumsum(would_stop, axis=-1) - would_stop > 0
         return np.asarray(would_click & ~stopped_before, dtype=bool)
+
+    def clicks_on_orders(
+        self, relevance: NDArray[Any], orders: NDArray[np.intp], uniforms: NDArray[np.float64]
+    ) -> NDArray[np.bool_] | None:
+        """:meth:`_click_given` (no mask) of the first ``n`` items of each order (B, m), given
+        each run's coins ``uniforms`` (B, 2, n) as :meth:`simulate` draws them, in one compiled
+        pass; None for anything but int64 grades and C-ordered arrays, or for an item or grade
+        out of range (:func:`oltr.clicks.cascade_kernel.clicks_on_orders`)."""
+        from oltr.clicks.cascade_kernel import clicks_on_orders  # numba, loaded on first use
+
+        return clicks_on_orders(relevance, orders, uniforms, self._tables, after_click=True)
 
     def click_probabilities(
         self, relevance: ArrayLike, *, mask: ArrayLike | None = None

@@ -11,11 +11,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from oltr.clicks.click_models import cascade_model
+from oltr.clicks.click_models import CascadeClickModel, cascade_model
+from oltr.clicks.interleaving import team_draft_rows
 from oltr.clicks.methods import INTERLEAVING_METHODS, compare
 from oltr.clicks.position_based import position_based_model
 from oltr.feedback.feedback_models import FeedbackModel
 from oltr.feedback.kinds import DuelFeedback
+from oltr.permutations.checks import first_non_permutation
 from oltr.registry import register_feedback
 from oltr.types import Orders, RunGenerators
 from oltr.validation import check_choice, check_scalar
@@ -106,13 +108,40 @@ class InterleavedClickFeedback(FeedbackModel):
                 f"relevance grades must lie in 0..{self.n_grades - 1} "
                 f"(n_grades={self.n_grades}), got {grades.min()}..{grades.max()}"
             )
-        out = compare(
-            orders[:, 0],
-            orders[:, 1],
-            grades.astype(np.intp),
-            self._model,
-            method=self.method,
-            k=int(self.k),
-            rng=list(gens),
-        )
-        return DuelFeedback(orders, np.asarray(out, dtype=np.int8))
+        out = self._team_draft_outcomes(orders, grades, gens)
+        if out is None:  # the general comparison: any method, click model and input
+            out = compare(
+                orders[:, 0],
+                orders[:, 1],
+                grades.astype(np.intp),
+                self._model,
+                method=self.method,
+                k=int(self.k),
+                rng=list(gens),
+            )
+        return DuelFeedback.handed_over(orders, outcome=np.asarray(out, dtype=np.int8))
+
+    def _team_draft_outcomes(
+        self, orders: Orders, grades: NDArray[Any], gens: RunGenerators
+    ) -> NDArray[np.int8] | None:
+        """:func:`~oltr.clicks.methods.compare` for team-draft interleaving and a cascade
+        user, on a learner's own orders (C-ordered ``intp``, every list a permutation) and
+        int64 grades in range: the same draws from each run's generator in the same order
+        (the interleaving's coins, then the clicks' (2, n) uniforms), the same picks and clicks,
+        without the public functions' checks. None, having drawn nothing, for anything else."""
+        if not (
+            self.method == "team_draft"
+            and isinstance(self._model, CascadeClickModel)
+            and grades.dtype == np.int64
+            and orders.dtype == np.intp
+            and orders.flags.c_contiguous
+            and first_non_permutation(orders.reshape(-1, orders.shape[-1])) < 0
+        ):
+            return None
+        il = team_draft_rows(orders[:, 0], orders[:, 1], int(self.k), gens)
+        n = il.shown.shape[1]
+        uniforms = np.stack([g.random((2, n)) for g in gens])  # what simulate() draws
+        clicks = self._model.clicks_on_orders(grades, il.shown, uniforms)
+        if clicks is None:  # not reached: the orders and grades were checked above
+            raise RuntimeError("team-draft clicks: a shown item or grade out of range")
+        return np.asarray(il.outcome(clicks), dtype=np.int8)

@@ -1,19 +1,18 @@
 """(N)DCG of whole lists, the runner's every-round measure, without the padding machinery.
 
-:func:`oltr.metrics.ranking.ndcg` handles padded lists (a mask), broadcasting
-of any leading axes and any gain and discount; most of its time on one list of
-40 goes to that generality (about 50 numpy calls). The runner evaluates, every
-round, B orders of one unpadded relevance vector with the default gain and
-discount. For that case :func:`ndcg_whole_lists` computes **the same sums of
-the same values in the same order** as the general path, in a handful of numpy calls a
-round: each query's gains 2^r − 1 and ideal DCG are computed once (a query's
-lists come back round after round), the shown lists' gains are indexed from
-them (the gain is elementwise, so they are the values the general path
-computes after indexing), the discounts of positions 1..m come from a cache
-with the cutoff's mask folded in (zero beyond k), and the row sums are numpy's
-``add.reduce``, what ``np.sum`` calls. Every value is bit for bit the general
-path's (``tests/metrics/test_whole_lists.py`` compares them exactly; why the
-folded mask changes no bit is said where the terms are formed).
+:func:`oltr.metrics.ranking.ndcg` handles padded lists (a mask), broadcasting of any leading
+axes and any gain and discount; most of its time on one list of 40 goes to that generality
+(about 50 numpy calls). The runner evaluates, every round, B orders (two per run for duels)
+of one unpadded relevance vector with the default gain and discount. For that case
+:func:`ndcg_whole_lists` computes **the same sums of the same values in the same order** as
+the general path, in a handful of numpy calls a round: each query's gains 2^r − 1 and ideal
+DCG are computed once (a query's lists come back round after round), the shown lists' gains
+are indexed from them (the gain is elementwise, so they are the values the general path
+computes after indexing), the discounts of positions 1..m come from a cache with the
+cutoff's mask folded in (zero beyond k), and the row sums are numpy's ``add.reduce``, what
+``np.sum`` calls. Every value is bit for bit the general path's
+(``tests/metrics/test_whole_lists.py`` compares them exactly; why the folded mask changes no
+bit is said where the terms are formed).
 """
 
 from __future__ import annotations
@@ -78,12 +77,13 @@ def _query(dtype: str, grades: bytes, k: int) -> _Query | None:
 def _shown_sums(
     relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int
 ) -> tuple[_Query, Array] | None:
-    """The query's cache entry and the DCG@k sums of each row of ``orders`` (B, m), or None
-    when the inputs are of another form or the ideal DCG is not finite."""
+    """The query's cache entry and the DCG@k sums of each list of ``orders`` (B, m) — or
+    (B, 2, m), the two lists of a duel — or None when the inputs are of another form or the
+    ideal DCG is not finite."""
     if (
         relevance.ndim != 1
-        or orders.ndim != 2
-        or orders.shape[1] != relevance.shape[0]
+        or orders.ndim not in (2, 3)
+        or orders.shape[-1] != relevance.shape[0]
         or relevance.dtype.kind not in "iuf"
         or orders.dtype.kind not in "iu"
         or relevance.shape[0] == 0
@@ -96,6 +96,7 @@ def _shown_sums(
     # The general path's np.where(take, gains * discounts, 0.0), with the gains indexed after
     # 2^r − 1 (elementwise: the same values) and the mask in the discounts: beyond k a term is
     # gain × 0.0, which is the where's +0.0 for the grades >= 0 the general path accepts.
+    # Each list's sum runs along its own contiguous row, whatever the leading axes.
     terms = query.gains[orders] * _positions(orders.shape, k)
     if query.quiet:
         return query, np.add.reduce(terms, axis=-1)  # what np.sum calls
@@ -106,8 +107,8 @@ def _shown_sums(
 def ndcg_whole_lists(
     relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int, no_relevant: float
 ) -> Value | None:
-    """NDCG@k (``k`` 0: whole list) of each row of ``orders`` (B, m) under ``relevance``
-    (m,), gain 2^r − 1 and discount 1/log2(1 + i); None when the inputs are of another
+    """NDCG@k (``k`` 0: whole list) of each list of ``orders`` (B, m) or (B, 2, m) under
+    ``relevance`` (m,), gain 2^r − 1 and discount 1/log2(1 + i); None when the inputs are of another
     form or a sum overflows (the general path then answers, or says what is wrong).
     Inputs are not validated (``validate=False``)."""
     if not isinstance(no_relevant, float):  # np.float64 too; others: the general path
@@ -124,7 +125,7 @@ def ndcg_whole_lists(
 def dcg_whole_lists(
     relevance: NDArray[np.generic], orders: NDArray[np.generic], k: int
 ) -> Value | None:
-    """DCG@k (``k`` 0: whole list) of each row of ``orders`` (B, m), as
+    """DCG@k (``k`` 0: whole list) of each list of ``orders`` (B, m) or (B, 2, m), as
     :func:`ndcg_whole_lists` computes its numerator; None as there, or when a sum is not
     finite (the general path then refuses it)."""
     found = _shown_sums(relevance, orders, k)

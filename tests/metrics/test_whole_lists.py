@@ -28,7 +28,8 @@ def _rounds(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int | None, float]
     else:
         grades = rng.random(m) * draw(st.sampled_from([1.0, 10.0, 900.0]))
         grades = grades.astype(np.float32) if kind == "float32" else grades
-    orders = np.argsort(rng.random((n_runs, m)), axis=1)
+    lists = draw(st.sampled_from([(n_runs,), (n_runs, 2)]))  # one list a run, or a duel's two
+    orders = np.argsort(rng.random((*lists, m)), axis=-1)
     k = draw(st.none() | st.integers(1, m + 5))
     fill = draw(st.sampled_from([1.0, 0.0, float("nan")]))
     return grades, orders, k, fill
