@@ -12,9 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.clicks.click_models import CascadeClickModel, cascade_model
-from oltr.clicks.interleaving import team_draft_rows
 from oltr.clicks.methods import INTERLEAVING_METHODS, compare
 from oltr.clicks.position_based import position_based_model
+from oltr.clicks.team_draft_duels import team_draft_cascade_duels
 from oltr.feedback.feedback_models import FeedbackModel
 from oltr.feedback.kinds import DuelFeedback
 from oltr.permutations.checks import first_non_permutation
@@ -138,10 +138,10 @@ class InterleavedClickFeedback(FeedbackModel):
             and first_non_permutation(orders.reshape(-1, orders.shape[-1])) < 0
         ):
             return None
-        il = team_draft_rows(orders[:, 0], orders[:, 1], int(self.k), gens)
-        n = il.shown.shape[1]
-        uniforms = np.stack([g.random((2, n)) for g in gens])  # what simulate() draws
-        clicks = self._model.clicks_on_orders(grades, il.shown, uniforms)
-        if clicks is None:  # not reached: the orders and grades were checked above
+        n = min(int(self.k), orders.shape[-1])
+        coins = np.stack([g.random(((n + 1) // 2,)) for g in gens])  # the interleaving's draws
+        uniforms = np.stack([g.random((2, n)) for g in gens])  # then simulate()'s
+        outcome = team_draft_cascade_duels(orders, coins, uniforms, grades, self._model)
+        if outcome is None:  # not reached: the orders and grades were checked above
             raise RuntimeError("team-draft clicks: a shown item or grade out of range")
-        return np.asarray(il.outcome(clicks), dtype=np.int8)
+        return outcome
