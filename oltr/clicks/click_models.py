@@ -49,7 +49,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -294,7 +293,8 @@ class CascadeClickModel(ClickModel):
     click_prob: _Probs
     stop_prob: _Probs
     name: str = "cascade"
-    #: ``[click_prob, stop_prob]`` as one read-only (2, n_grades) array.
+    #: ``[click_prob, stop_prob]`` as one read-only (2, n_grades) array (numpy's path indexes
+    #: it; :func:`oltr.clicks.team_draft_duels.team_draft_cascade_duels` reads it).
     _tables: NDArray[np.float64] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -330,17 +330,6 @@ class CascadeClickModel(ClickModel):
         # Examined iff no stop strictly before: an exclusive running "any" of would_stop.
         stopped_before = np.cumsum(would_stop, axis=-1) - would_stop > 0
         return np.asarray(would_click & ~stopped_before, dtype=bool)
-
-    def clicks_on_orders(
-        self, relevance: NDArray[Any], orders: NDArray[np.intp], uniforms: NDArray[np.float64]
-    ) -> NDArray[np.bool_] | None:
-        """:meth:`_click_given` (no mask) of the first ``n`` items of each order (B, m), given
-        each run's coins ``uniforms`` (B, 2, n) as :meth:`simulate` draws them, in one compiled
-        pass; None for anything but int64 grades and C-ordered arrays, or for an item or grade
-        out of range (:func:`oltr.clicks.cascade_kernel.clicks_on_orders`)."""
-        from oltr.clicks.cascade_kernel import clicks_on_orders  # numba, loaded on first use
-
-        return clicks_on_orders(relevance, orders, uniforms, self._tables, after_click=True)
 
     def click_probabilities(
         self, relevance: ArrayLike, *, mask: ArrayLike | None = None
