@@ -33,14 +33,14 @@ def users_own(x):
 users_own(1)
 print("after the user's kernel", file=sys.stderr, flush=True)
 
-from oltr.permutations.counting import order_by_counting
+from oltr.permutations.counting import orders_by_counting
 
-keys = np.array([[0.5, 0.1], [0.2, 0.3], [0.5, 0.2]])
+keys = np.array([[0.5, 0.2, 0.5], [0.1, 0.3, 0.2]])
 out = np.empty((2, 3), dtype=np.intp)
-order_by_counting(keys, out)
+orders_by_counting(keys, out)
 assert out.tolist() == [[1, 0, 2], [0, 2, 1]], out.tolist()
-order_by_counting(keys.astype(np.float32), out)
-stats = order_by_counting.stats
+orders_by_counting(keys.astype(np.float32), out)
+stats = orders_by_counting.stats
 print(json.dumps({"misses": sum(stats.cache_misses.values()),
                   "hits": sum(stats.cache_hits.values())}))
 """

@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 
 from oltr.kernels import njit
+from oltr.permutations.counting import COUNTING_UP_TO, orders_by_counting
 
 __all__: list[str] = []
 
 #: Lists of at least this many runs use a transposed copy of X for the scores.
 _TRANSPOSE_FROM = 4
-#: A few runs' lists of at most this many items are ordered by insertion (else merge sort).
-_INSERTION_UP_TO = 48
 
 
 @njit(nogil=True)
@@ -214,14 +213,14 @@ def _scores_into(weights: Any, x: Any, xt: Any, out: Any) -> None:  # pragma: no
 def fused_scores(
     weights: Any, x: Any, xt: Any, out: Any, neg: Any, order: Any
 ) -> int:  # pragma: no cover
-    """``out = W Xᵀ``, ``neg = −out`` and, for fewer than four runs, ``order``.
+    """``out = W Xᵀ``, ``neg = −out`` and, where :func:`sorts_here`, ``order``.
 
     Returns the flat index of the first non-finite feature, −2 when a score is
     not finite although the features are, else −1 (``order`` then holds the
-    stable ascending order of ``neg`` when ``B < 4``; the caller sorts larger
-    batches). The features need no separate pass: every product ``w_j x_ij``
-    enters the sums (zero weights too), and the weights are finite, so a
-    non-finite feature makes its score NaN or ±∞; only then is ``x`` searched.
+    stable ascending order of ``neg`` if it has rows and :func:`sorts_here`; the
+    caller sorts otherwise). The features need no separate pass: every product
+    ``w_j x_ij`` enters the sums (zero weights too), and the weights are finite,
+    so a non-finite feature makes its score NaN or ±∞; only then is ``x`` searched.
     """
     n_runs, m = out.shape
     _scores_into(weights, x, xt, out)
@@ -234,30 +233,26 @@ def fused_scores(
     if not finite:
         bad = first_bad_feature(x)
         return bad if bad >= 0 else -2
-    if n_runs < _TRANSPOSE_FROM:
+    if order.shape[0] == 0:
+        return -1
+    if m <= COUNTING_UP_TO:
+        orders_by_counting(neg, order)
+    elif n_runs < _TRANSPOSE_FROM:
         for b in range(n_runs):
-            if m <= _INSERTION_UP_TO:
-                insertion_order(neg[b], order[b])
-            else:
-                order[b] = np.argsort(neg[b], kind="mergesort")
+            order[b] = np.argsort(neg[b], kind="mergesort")
     return -1
 
 
-@njit(nogil=True)
-def insertion_order(keys: Any, out: Any) -> None:  # pragma: no cover
-    """``out`` = the stable ascending order of the finite ``keys``, by insertion.
+def sorts_here(n_runs: int, m: int) -> bool:
+    """Whether :func:`fused_scores` orders B = ``n_runs`` lists of ``m`` items itself.
 
-    Equal keys keep index order, so this is exactly the stable order any stable
-    sort gives (a stable order of finite keys is unique); for short lists it
-    beats a merge sort and writes ``out`` in place.
+    Lists of up to :data:`~oltr.permutations.counting.COUNTING_UP_TO` items are
+    ordered by counting, longer ones of fewer than four runs by a merge sort; a
+    larger batch of long lists is left to numpy's vectorised sort and a tie pass.
+    :func:`oltr.learners._runs_minor_kernels.scores_runs_minor` counts the same
+    short lists and leaves the long ones to its caller (it serves eight runs or more).
     """
-    for i in range(keys.shape[0]):
-        key = keys[i]
-        j = i
-        while j > 0 and keys[out[j - 1]] > key:
-            out[j] = out[j - 1]
-            j -= 1
-        out[j] = i
+    return m <= COUNTING_UP_TO or n_runs < _TRANSPOSE_FROM
 
 
 @njit(nogil=True)

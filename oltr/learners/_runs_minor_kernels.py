@@ -31,7 +31,7 @@ from oltr.learners._linear_kernels import (
     row_sumsq,
     rows_times,
 )
-from oltr.permutations.network import order_by_network
+from oltr.permutations.counting import COUNTING_UP_TO, orders_by_counting
 
 __all__: list[str] = []
 
@@ -52,25 +52,18 @@ def scratch_shape(m: int, d: int, n_runs: int) -> tuple[int, int]:
 
 @njit(nogil=True)
 def scores_runs_minor(
-    weights_t: Any,
-    x: Any,
-    scratch: Any,
-    out: Any,
-    neg: Any,
-    pairs: Any,
-    items: Any,
-    order: Any,
+    weights_t: Any, x: Any, scratch: Any, out: Any, neg: Any, order: Any
 ) -> int:  # pragma: no cover
-    """``out = (X Wᵀ)ᵀ`` (B, m) from ``weights_t`` (d, B), and ``neg = −out`` if the caller sorts.
+    """``out = (X Wᵀ)ᵀ`` (B, m) from ``weights_t`` (d, B), ``neg = −out``, and ``order``.
 
     ``scratch`` receives ``X Wᵀ`` (m, B) for lists shorter than
     :data:`ROWS_FROM`, else ``Xᵀ`` (d, m) (see :func:`scratch_shape`). Returns as
     :func:`oltr.learners._linear_kernels.fused_scores` does: the flat index of
     the first non-finite feature, −2 when a score is not finite although the
-    features are, else −1. For lists shorter than :data:`ROWS_FROM` with finite
-    scores, ``order`` (B, m) then holds each run's stable descending order, by the
-    sorting network ``pairs`` (:func:`oltr.permutations.network.batcher_pairs`
-    of m; ``items`` (m, B) is scratch); otherwise the caller sorts.
+    features are, else −1. With finite scores, lists of up to
+    :data:`~oltr.permutations.counting.COUNTING_UP_TO` items and an ``order``
+    (B, m) with rows, ``order`` then holds each run's stable descending order
+    (by counting); otherwise the caller sorts ``neg``.
     """
     m, d = x.shape
     n_runs = weights_t.shape[1]
@@ -87,21 +80,18 @@ def scores_runs_minor(
                 finite &= np.abs(s) <= _FLOAT_MAX
     else:  # short lists: X times Wᵀ, vectorised across runs
         rows_times(x, weights_t, scratch, False)
-        network = order.shape[0] > 0
         for i in range(m):
             row = scratch[i]
             for b in range(n_runs):
                 s = row[b]
                 out[b, i] = s
+                neg[b, i] = -s
                 finite &= np.abs(s) <= _FLOAT_MAX
-            if not network:  # −S only for the caller's sort
-                for b in range(n_runs):
-                    neg[b, i] = -row[b]
     if not finite:
         bad = first_bad_feature(x)
         return bad if bad >= 0 else -2
-    if m < ROWS_FROM and order.shape[0] > 0:  # one network for all runs, on Sᵀ itself
-        order_by_network(scratch, pairs, items, order, True)
+    if m <= COUNTING_UP_TO and order.shape[0] > 0:
+        orders_by_counting(neg, order)
     return -1
 
 

@@ -58,6 +58,7 @@ from oltr.errors import InputError
 from oltr.feedback import DuelFeedback, FeedbackRequirement
 from oltr.learners.base import Learner
 from oltr.learners.warm import check_start
+from oltr.permutations.counting import stable_orders
 from oltr.registry import register_dueler, register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_choice, check_scalar, finite_features
@@ -465,7 +466,7 @@ class DuelingBanditGradientDescent(Learner[DuelFeedback]):
             )
         scores = np.einsum("md,bkd->bkm", x, self.propose())
         # Stable sort on −score: ties go to the lower document index (oltr.permutations rule).
-        return np.argsort(-scores, axis=-1, kind="stable").astype(np.intp, copy=False)
+        return stable_orders(-scores)
 
     def update(self, context: Context, orders: Orders, feedback: DuelFeedback) -> None:
         """Pass the duel outcome (+1: list 1, i.e. w'_t, won) to :meth:`learn`."""

@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 from oltr.feedback import Feedback, FeedbackRequirement
 from oltr.kernels import njit
 from oltr.learners.base import Learner
-from oltr.permutations.counting import order_by_counting
+from oltr.permutations.counting import COUNTING_UP_TO, orders_by_counting
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunGenerators, RunRNGLike
 from oltr.validation import check_scalar
@@ -217,9 +217,7 @@ def _descending(keys: FloatArray) -> Orders:
 
 #: Longest list ranked by the fused kernel: beyond it ``_ascending`` switches to
 #: numpy's introsort, whose order the kernel's stable sort need not reproduce on ties.
-_FUSED_MAX_ITEMS = 256
-#: Lists up to this length are sorted by counting ranks across all runs at once.
-_COUNT_MAX = 16
+_FUSED_MAX_ITEMS = COUNTING_UP_TO
 
 
 @njit
@@ -242,39 +240,31 @@ def _perturbed_orders(
     Runs ``rows[i]`` put ``items[i]`` on top (key −inf) and, with
     ``random_rest``, order the rest by ``−u_b``.
 
-    Short lists are sorted without branches: item ``i`` goes to position
-    ``#{j < i: k_j <= k_i} + #{j > i: k_j < k_i}`` (the stable rank), counted
-    for all runs at once with the run axis innermost. A data-dependent sort of
-    fresh random keys mispredicts a branch per item; this does not. Longer
-    lists use a stable merge sort per run. ``out`` is allocated by the caller:
-    an array made here would cost more to hand back to Python than to fill.
+    The lists (callers keep to :data:`_FUSED_MAX_ITEMS` items) are ordered by
+    counting (:func:`~oltr.permutations.counting.orders_by_counting`): a
+    data-dependent sort of fresh random keys mispredicts a branch per item;
+    counting does not. ``out`` is allocated by the caller: an array made here
+    would cost more to hand back to Python than to fill.
     """
     n_runs, m = u.shape
     explored = np.full(n_runs, -1, dtype=np.intp)
     for i in range(rows.size):
         explored[rows[i]] = items[i]
-    keys = np.empty((m, n_runs))  # item-major: the counting loops run along the runs
+    keys = np.empty((n_runs, m))
     for b in range(n_runs):
-        j = explored[b]
+        j, row = explored[b], keys[b]
         if j >= 0 and random_rest:
             for i in range(m):
-                keys[i, b] = -u[b, i]
+                row[i] = -u[b, i]
         elif divide:
             for i in range(m):
-                keys[i, b] = -(scores[b, i] + u[b, i] / scale)
+                row[i] = -(scores[b, i] + u[b, i] / scale)
         else:
             for i in range(m):
-                keys[i, b] = u[b, i] * scale - scores[b, i]
+                row[i] = u[b, i] * scale - scores[b, i]
         if j >= 0:
-            keys[j, b] = -np.inf
-    if m > _COUNT_MAX:
-        row = np.empty(m)
-        for b in range(n_runs):
-            for i in range(m):
-                row[i] = keys[i, b]
-            out[b] = np.argsort(row, kind="mergesort")
-        return
-    order_by_counting(keys, out)
+            row[j] = -np.inf
+    orders_by_counting(keys, out)
 
 
 @njit

@@ -48,10 +48,10 @@ from oltr.learners._linear_kernels import (
     fused_scores,
     fused_step,
     project_each,
+    sorts_here,
     stable_ties,
 )
 from oltr.learners._runs_minor_kernels import (
-    ROWS_FROM,
     scores_runs_minor,
     scratch_shape,
     step_runs_minor,
@@ -59,8 +59,7 @@ from oltr.learners._runs_minor_kernels import (
 from oltr.learners._step_bound import check_step
 from oltr.learners.base import FeedbackT, Learner
 from oltr.learners.warm import start_weights
-from oltr.permutations.network import batcher_pairs
-from oltr.types import Context, FloatArray, Orders, RunRNGLike
+from oltr.types import Context, FloatArray, RunRNGLike
 from oltr.validation import (
     check_choice,
     check_feature_columns,
@@ -69,10 +68,9 @@ from oltr.validation import (
     require_features,
 )
 
+#: An order with no rows: the scores kernels leave the sorting to the caller.
+_NO_ORDER = np.empty((0, 0), dtype=np.intp)
 #: Fewer than four runs score from X itself (no transposed copy).
-_NO_PAIRS = np.empty((0, 2), dtype=np.intp)  # no sorting network: the caller sorts
-_NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
-_NO_ITEMS = np.empty((0, 0), dtype=np.intp)
 _EMPTY_2D = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 
 #: Batches of at least this many runs store their weights runs-minor, as Wᵀ (d, B):
@@ -106,7 +104,7 @@ def _scores_pair(weights: FloatArray, features: FloatArray) -> tuple[FloatArray,
     n_runs, (m, d) = weights.shape[0], x.shape
     scores, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
     xt = np.empty((d, m)) if n_runs >= 4 else _EMPTY_2D["d"]
-    fused_scores(weights, x, xt, scores, neg, np.empty((n_runs, m), dtype=np.intp))
+    fused_scores(weights, x, xt, scores, neg, _NO_ORDER)
     return scores, neg
 
 
@@ -219,7 +217,7 @@ class LinearRanker(Learner[FeedbackT]):
     """
 
     context_kind: ClassVar[str] = "features"
-    scratch_fields: ClassVar[tuple[str, ...]] = ("_buffer", "_scratch", "_neg", "_items")
+    scratch_fields: ClassVar[tuple[str, ...]] = ("_buffer", "_scratch", "_neg")
 
     def __init__(
         self,
@@ -241,8 +239,7 @@ class LinearRanker(Learner[FeedbackT]):
         self._n_averaged = 0
         self._buffer = np.empty((0, 0))  # the step's sums, (B, d) or runs-minor (d, B)
         self._scratch = np.empty((0, 0))  # runs-minor products: X Wᵀ (m, B) or Xᵀ (d, m)
-        self._neg = np.empty((0, 0))  # runs-minor −S (B, m) for numpy's sort of long lists
-        self._items: Orders = np.empty((0, 0), dtype=np.intp)  # the sorting network's scratch
+        self._neg = np.empty((0, 0))  # runs-minor −S (B, m), the sort's keys
 
     @property
     def weights_(self) -> FloatArray:
@@ -337,9 +334,9 @@ class LinearRanker(Learner[FeedbackT]):
     def _scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:
         """``S = W Xᵀ`` (B, m) and each run's own order, kept until this round's step.
 
-        One compiled call computes the scores and their negation and checks the
-        features (and sorts, for a few runs); the own order is the stable
-        ascending order of ``−S``.
+        One compiled call computes the scores and their negation, checks the
+        features and, for lists it can order (:func:`sorts_here`), sorts; the own
+        order is the stable ascending order of ``−S``.
         """
         x = self._prepared(context)
         runs_minor = self._runs_minor()
@@ -348,11 +345,9 @@ class LinearRanker(Learner[FeedbackT]):
         n_runs, (m, d) = weights.shape[0], x.shape
         scores = np.empty((n_runs, m), self._dtype)
         own = np.empty((n_runs, m), dtype=np.intp)
-        sorted_here = runs_minor and m < ROWS_FROM
         if runs_minor:
-            neg, items = self._scores_scratch(m, d, sorted_here)
-            pairs = batcher_pairs(m) if sorted_here else _NO_PAIRS
-            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, pairs, items, own)
+            neg = self._scores_scratch(m, d)
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, own)
         else:
             neg = np.empty((n_runs, m), self._dtype)
             flat = fused_scores(
@@ -367,7 +362,7 @@ class LinearRanker(Learner[FeedbackT]):
             raise self._not_finite(context, x, flat)
         if flat == -2:  # scores overflowed: numpy's stable sort puts NaN last
             own = own_order(scores)
-        elif n_runs >= 4 and not sorted_here:
+        elif not sorts_here(n_runs, m):
             # numpy's vectorised sort (not stable), then equal keys in index order:
             # exactly the stable order, several times faster for long lists.
             own = np.argsort(neg, axis=-1).astype(np.intp, copy=False)
@@ -378,24 +373,19 @@ class LinearRanker(Learner[FeedbackT]):
         self._cache = (context.t, scores, own, x)
         return scores, own
 
-    def _scores_scratch(self, m: int, d: int, network: bool) -> tuple[FloatArray, Orders]:
+    def _scores_scratch(self, m: int, d: int) -> FloatArray:
         """Runs-minor scratch arrays for a list of m items, reused while m stays the same.
 
-        ``self._scratch`` (the kernel's products), and returned: −S (B, m) for the
-        caller's sort, or the sorting network's items (m, B); the other is empty.
-        Every entry the kernel reads it first writes, so the buffers carry nothing
-        from one round to the next.
+        ``self._scratch`` (the kernel's products), and returned: −S (B, m), the
+        sort's keys. Every entry the kernel reads it first writes, so the buffers
+        carry nothing from one round to the next.
         """
         n_runs = self.n_runs
         if self._scratch.shape != scratch_shape(m, d, n_runs):
             self._scratch = np.empty(scratch_shape(m, d, n_runs), self._dtype)
-        if network:  # the network orders Sᵀ itself: no −S
-            if self._items.shape != (m, n_runs):
-                self._items = np.empty((m, n_runs), dtype=np.intp)
-            return _EMPTY_2D[self._dtype.char], self._items
         if self._neg.shape != (n_runs, m):
             self._neg = np.empty((n_runs, m), self._dtype)
-        return self._neg, _NO_ITEMS
+        return self._neg
 
     def _current_scores(self, x: FloatArray) -> FloatArray:
         """``S = W Xᵀ`` (B, m) of checked features ``x`` (from :meth:`_features`), unsorted.
@@ -410,8 +400,8 @@ class LinearRanker(Learner[FeedbackT]):
             return batch_scores(weights, x)
         (m, d), n_runs = x.shape, weights.shape[0]
         scores = np.empty((n_runs, m), self._dtype)
-        neg, no_order = self._scores_scratch(m, d, False)
-        scores_runs_minor(weights.T, x, self._scratch, scores, neg, _NO_PAIRS, no_order, no_order)
+        neg = self._scores_scratch(m, d)
+        scores_runs_minor(weights.T, x, self._scratch, scores, neg, _NO_ORDER)
         return scores
 
     def _cached_scores(self, context: Context) -> tuple[FloatArray, NDArray[np.intp]]:

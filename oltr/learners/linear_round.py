@@ -41,12 +41,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oltr.kernels import njit
-from oltr.learners._linear_kernels import fused_scores, fused_step, stable_ties
-from oltr.learners._runs_minor_kernels import ROWS_FROM, scores_runs_minor, step_runs_minor
+from oltr.learners._linear_kernels import fused_scores, fused_step, sorts_here, stable_ties
+from oltr.learners._runs_minor_kernels import scores_runs_minor, step_runs_minor
 from oltr.learners._step_bound import _DTYPE_MAX, _step_status, check_step
 from oltr.learners.base import FeedbackT
 from oltr.learners.linear import RUNS_MINOR_FROM, LinearRanker
-from oltr.permutations.network import batcher_pairs
 from oltr.surrogates import TrustedEstimator
 from oltr.types import Context, FloatArray, Orders
 
@@ -54,8 +53,6 @@ __all__ = ["DirectRound", "TrustedLinearRanker"]
 
 #: Fewer runs than this score row by row and sort inside the scores kernel.
 _DIRECT_BELOW = 4
-_NO_PAIRS = np.empty((0, 2), dtype=np.intp)
-_NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
 _NO_ITEMS = np.empty((0, 0), dtype=np.intp)
 _EMPTY = {t.char: np.empty((0, 0), t) for t in (np.dtype("d"), np.dtype("f"))}
 _FLOAT64 = np.dtype(np.float64)
@@ -260,16 +257,14 @@ class TrustedLinearRanker(LinearRanker[FeedbackT]):
         if buffers[0].shape[1] != m:
             buffers = self._round_scratch(m)
         scores, neg, own = buffers
-        network = n_runs >= RUNS_MINOR_FROM and m < ROWS_FROM
         if n_runs < _DIRECT_BELOW:
             flat = fused_scores(weights, x, _EMPTY[self._dtype.char], scores, neg, own)
         else:
-            neg, items = self._scores_scratch(m, x.shape[1], network)
-            pairs = batcher_pairs(m) if network else _NO_PAIRS
-            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, pairs, items, own)
+            neg = self._scores_scratch(m, x.shape[1])
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, own)
         if flat != -1:  # a bad feature or an overflow: the checked path names or handles it
             return self._scores(context)
-        if n_runs >= RUNS_MINOR_FROM and not network:
+        if not sorts_here(n_runs, m):
             own = self._sorted_own(neg)
         if scores.dtype != np.float64:  # the estimators work in float64 from the float32 scores
             scores = scores.astype(np.float64)

@@ -48,7 +48,7 @@ from oltr.learners.base import Learner
 from oltr.learners.ftpl import _Perturbations
 from oltr.metrics.aggregation import POSITION_WEIGHTS, position_weights
 from oltr.permutations import noisy_quicksort_runs
-from oltr.permutations.counting import order_by_counting
+from oltr.permutations.counting import orders_by_counting
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
@@ -150,20 +150,20 @@ def _race_orders(
     """Arrival order of the exponential race, all runs in one compiled pass, into ``out``.
 
     Key ``log E(u) − (w(u) − max w)`` with ``w = η · hist``, the same operations
-    as the array form; items by increasing key, each placed at its rank
-    ``#{v < u: k_v <= k_u} + #{v > u: k_v < k_u}`` counted along the run axis
-    (no data-dependent branch). The keys are continuous, so ties have
-    probability 0 and this is the order any sort gives.
+    as the array form; items by increasing key, ordered by counting
+    (:func:`~oltr.permutations.counting.orders_by_counting`, no data-dependent
+    branch in the counts). The keys are continuous, so ties have probability 0
+    and this is the order any sort gives.
     """
     n_runs, m = log_race.shape
-    keys = np.empty((m, n_runs))
+    keys = np.empty((n_runs, m))
     for b in range(n_runs):
         w_max = -np.inf
         for i in range(m):
             w_max = max(w_max, eta * hist[b, i])
         for i in range(m):
-            keys[i, b] = log_race[b, i] - (eta * hist[b, i] - w_max)
-    order_by_counting(keys, out)
+            keys[b, i] = log_race[b, i] - (eta * hist[b, i] - w_max)
+    orders_by_counting(keys, out)
 
 
 class _Histogram(Learner[Feedback]):

@@ -51,6 +51,7 @@ from oltr.learners._step_bound import _step_status, check_step
 from oltr.learners.base import ResumableRound
 from oltr.learners.linear import RUNS_MINOR_FROM
 from oltr.learners.linear_round import TrustedLinearRanker
+from oltr.permutations.counting import stable_orders
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_scalar
@@ -58,10 +59,6 @@ from oltr.validation import check_scalar
 __all__ = ["PDGD", "pdgd_score_gradient"]
 
 _NO_ORDER = np.empty((0, 0), dtype=np.intp)
-_NO_PAIRS = np.empty((0, 2), dtype=np.intp)
-_NO_PAIRS.flags.writeable = False  # as batcher_pairs' arrays (one compiled variant)
-#: scores_runs_minor's network arguments when the caller sorts: no pairs, no items, no order.
-_NO_NETWORK = (_NO_PAIRS, _NO_ORDER, _NO_ORDER)
 
 
 @njit(nogil=True)
@@ -282,8 +279,8 @@ class PDGD(ResumableRound, TrustedLinearRanker[ClickFeedback]):
         m = x.shape[0]
         scores = np.empty((n_runs, m))
         if n_runs >= RUNS_MINOR_FROM:
-            neg, _ = self._scores_scratch(m, x.shape[1], False)
-            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, *_NO_NETWORK)
+            neg = self._scores_scratch(m, x.shape[1])
+            flat = scores_runs_minor(weights.T, x, self._scratch, scores, neg, _NO_ORDER)
         else:
             flat = plain_scores(weights, x, scores)
         if flat >= 0:
@@ -294,7 +291,7 @@ class PDGD(ResumableRound, TrustedLinearRanker[ClickFeedback]):
         keys = np.subtract(keys, scores, out=keys)  # −(scores + gumbel) = −log(…) − scores
         self._last = (context.t, scores)
         self._cache = (context.t, scores, _NO_ORDER, x)
-        return np.argsort(keys, axis=-1, kind="stable").astype(np.intp, copy=False)
+        return stable_orders(keys)
 
     def trusted_update(self, context: Context, orders: Orders, feedback: ClickFeedback) -> None:
         """:meth:`update` under the runner's guarantees: one compiled call for the step."""

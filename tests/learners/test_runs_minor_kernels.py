@@ -17,7 +17,7 @@ from oltr.learners._runs_minor_kernels import (
 from oltr.learners.linear import RUNS_MINOR_FROM
 from oltr.learners.listnet import OnlineListNet
 from oltr.learners.rtopk import RTopKF
-from oltr.permutations.network import batcher_pairs
+from oltr.permutations.counting import COUNTING_UP_TO
 from oltr.types import Context, RunGenerators
 
 
@@ -55,7 +55,7 @@ def test_transposed_times_is_the_plain_loop_and_its_squares(rows: int, inner: in
     np.testing.assert_array_equal(sumsq, squares)
 
 
-@pytest.mark.parametrize("m", [5, ROWS_FROM - 1, ROWS_FROM, ROWS_FROM + 7])
+@pytest.mark.parametrize("m", [5, ROWS_FROM - 1, ROWS_FROM, ROWS_FROM + 7, COUNTING_UP_TO + 1])
 @pytest.mark.parametrize("n_runs", [8, 11])
 def test_scores_are_the_plain_loop_in_both_layouts_of_the_sums(m: int, n_runs: int):
     gen = np.random.default_rng(m * n_runs)
@@ -64,21 +64,14 @@ def test_scores_are_the_plain_loop_in_both_layouts_of_the_sums(m: int, n_runs: i
     out, neg = np.empty((n_runs, m)), np.empty((n_runs, m))
     order = np.full((n_runs, m), -1, dtype=np.intp)
     flag = scores_runs_minor(
-        np.ascontiguousarray(w.T),
-        x,
-        np.empty(scratch_shape(m, d, n_runs)),
-        out,
-        neg,
-        batcher_pairs(m),
-        np.empty((m, n_runs), dtype=np.intp),
-        order,
+        np.ascontiguousarray(w.T), x, np.empty(scratch_shape(m, d, n_runs)), out, neg, order
     )
     assert flag == -1
     np.testing.assert_array_equal(out, plain(w, np.ascontiguousarray(x.T)))
-    if m < ROWS_FROM:  # short lists come back ordered: descending, ties by index
+    np.testing.assert_array_equal(neg, -out)
+    if m <= COUNTING_UP_TO:  # lists the kernel counts come back ordered: descending, ties by index
         np.testing.assert_array_equal(order, np.argsort(-out, axis=-1, kind="stable"))
-    else:  # long lists are sorted by the caller, from −S
-        np.testing.assert_array_equal(neg, -out)
+    else:  # longer lists are sorted by the caller, from −S
         assert (order == -1).all()
 
 

@@ -1,4 +1,4 @@
-"""Noisy sorts: batching, seeding, limits and validation; per-run and sorting-network kernels."""
+"""Noisy sorts: batching, seeding, limits and validation; per-run kernels."""
 
 from __future__ import annotations
 
@@ -147,45 +147,3 @@ def test_permutation_rows_is_generator_permutation_per_run(bit_generator: type, 
             np.testing.assert_array_equal(fast[b], want)
     for a, b in zip(fast_rngs, slow_rngs, strict=True):
         np.testing.assert_equal(a.bit_generator.state, b.bit_generator.state)
-
-
-@pytest.mark.parametrize("n", range(1, 13))
-def test_batcher_network_sorts_every_zero_one_input(n: int) -> None:
-    """The 0-1 principle (Knuth TAOCP 5.3.4): a network that sorts all 2^n 0-1 inputs sorts all."""
-    from oltr.permutations.network import batcher_pairs
-
-    pairs = batcher_pairs(n)
-    bits = (np.arange(2**n)[:, None] >> np.arange(n)) & 1  # every 0-1 input, one per row
-    for a, b in pairs.tolist():
-        low, high = np.minimum(bits[:, a], bits[:, b]), np.maximum(bits[:, a], bits[:, b])
-        bits[:, a], bits[:, b] = low, high
-    assert (np.diff(bits, axis=1) >= 0).all()
-    assert all(a < b for a, b in pairs.tolist())
-
-
-@pytest.mark.parametrize("m", [1, 2, 3, 7, 24, 40, 63, 130])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_order_by_network_is_the_stable_sort(m: int, dtype: type) -> None:
-    from oltr.permutations.network import batcher_pairs, order_by_network
-
-    gen = np.random.default_rng(m)
-    keys = gen.integers(-3, 4, size=(11, m)).astype(dtype)  # many ties
-    keys[0] = 0.0  # one group of m equal keys
-    keys[1, ::2] = -0.0  # -0.0 and 0.0 tie
-    keys[2] = gen.normal(size=m)  # no ties
-    out = np.empty((11, m), dtype=np.intp)
-    runs_minor = np.ascontiguousarray(keys.T)
-    order_by_network(runs_minor, batcher_pairs(m), np.empty((m, 11), dtype=np.intp), out)
-    np.testing.assert_array_equal(out, np.argsort(keys, axis=-1, kind="stable"))
-    np.testing.assert_array_equal(runs_minor.T, np.sort(keys, axis=-1))
-
-
-@pytest.mark.parametrize("m", [1, 2, 7, 40])
-def test_order_by_network_descending_breaks_ties_by_index(m: int) -> None:
-    from oltr.permutations.network import batcher_pairs, order_by_network
-
-    keys = np.random.default_rng(m).integers(-2, 3, size=(6, m)).astype(float)
-    out = np.empty((6, m), dtype=np.intp)
-    runs_minor = np.ascontiguousarray(keys.T)
-    order_by_network(runs_minor, batcher_pairs(m), np.empty((m, 6), dtype=np.intp), out, True)
-    np.testing.assert_array_equal(out, np.argsort(-keys, axis=-1, kind="stable"))
