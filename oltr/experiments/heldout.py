@@ -44,6 +44,7 @@ from oltr.kernels import njit
 from oltr.learners.base import FeatureScorer
 from oltr.learners.linear import batch_scores
 from oltr.metrics import exp2_gain, log2_discount
+from oltr.permutations.counting import COUNTING_UP_TO, order_by_counting
 from oltr.types import FloatArray, RunGenerators
 from oltr.validation import check_scalar
 
@@ -179,20 +180,35 @@ def _weights(weights: ArrayLike, n_features: int) -> FloatArray:
 def _ndcg_kernel(
     scores: Any, offsets: Any, gains: Any, ideal: Any, disc: Any, no_relevant: float, out: Any
 ) -> None:  # pragma: no cover
-    """NDCG@k of every run on every query: stable descending sort of each list's scores."""
+    """NDCG@k of every run on every query: stable descending sort of each list's scores.
+
+    Lists of up to :data:`~oltr.permutations.counting.COUNTING_UP_TO` items with
+    comparable scores are ordered by counting, others by a merge sort (which puts
+    NaN last); both give the stable order, ties by lower document index first.
+    """
     n_runs = scores.shape[0]
     n_q = offsets.shape[0] - 1
     k = disc.shape[0]
+    longest = 0
+    for q in range(n_q):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    neg_buffer = np.empty(longest)
+    order_buffer = np.empty(longest, dtype=np.intp)
     for b in range(n_runs):
         for q in range(n_q):
             lo, hi = offsets[q], offsets[q + 1]
             if ideal[q] <= 0.0:
                 out[b, q] = no_relevant
                 continue
-            neg = np.empty(hi - lo)
+            neg, comparable = neg_buffer[: hi - lo], True
             for i in range(hi - lo):
                 neg[i] = -scores[b, lo + i]
-            order = np.argsort(neg, kind="mergesort")  # ties: lower document index first
+                comparable &= neg[i] == neg[i]
+            if comparable and hi - lo <= COUNTING_UP_TO:
+                order = order_buffer[: hi - lo]
+                order_by_counting(neg, order)
+            else:
+                order = np.argsort(neg, kind="mergesort")
             dcg = 0.0
             for i in range(min(k, hi - lo)):
                 dcg += gains[lo + order[i]] * disc[i]

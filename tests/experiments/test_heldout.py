@@ -58,6 +58,25 @@ def test_matches_a_per_run_per_query_loop() -> None:
     np.testing.assert_allclose(heldout_ndcg(w, ds), loop.mean(axis=1), rtol=1e-12)
 
 
+@pytest.mark.parametrize(("min_docs", "max_docs"), [(2, 40), (250, 300)])
+def test_tied_scores_on_short_and_long_lists_match_the_loop(min_docs: int, max_docs: int) -> None:
+    """Lists on either side of the counting threshold (256 items), scores with many ties."""
+    ds = synthetic_letor(n_queries=6, n_features=3, min_docs=min_docs, max_docs=max_docs, rng=5)
+    coarse = LetorDataset(
+        features=np.round(ds.features * 2) / 2,  # three values per feature: ties everywhere
+        relevance=ds.relevance,
+        qids=ds.qids,
+        offsets=ds.offsets,
+    )
+    w = np.array([[1.0, 0.0, 0.0], [0.5, -1.0, 2.0], [0.0, 0.0, 0.0]])
+    loop = np.empty((3, coarse.n_queries))
+    for b in range(3):
+        for q in range(coarse.n_queries):
+            x, r = coarse.query(q)
+            loop[b, q] = ndcg(r, np.argsort(-(x @ w[b]), kind="stable"), k=10)
+    np.testing.assert_allclose(HeldoutSet(coarse).per_query(w), loop, rtol=1e-12)
+
+
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match=r"weights must have shape \(B, 1\)"):
         heldout_ndcg([1.0], DS)
