@@ -49,6 +49,7 @@ from oltr.feedback.clicks import ClickFeedback
 from oltr.kernels import njit
 from oltr.learners.base import ResumableRound
 from oltr.learners.linear import LinearRanker, batch_scores
+from oltr.permutations.counting import COUNTING_UP_TO, orders_by_counting
 from oltr.registry import register_learner
 from oltr.types import Context, FloatArray, Orders, RunRNGLike
 from oltr.validation import check_choice, check_scalar
@@ -56,9 +57,6 @@ from oltr.validation import check_choice, check_scalar
 __all__ = ["MULTILEAVING_METHODS", "PDBGD", "PMGD", "TDDBGD", "fill_order"]
 
 MULTILEAVING_METHODS = ("probabilistic", "team_draft")
-
-#: Lists up to this length are ranked by counting (O(m²), vectorised), longer ones sorted.
-_COUNT_RANKS_UP_TO = 256
 
 
 @njit(nogil=True)
@@ -80,17 +78,17 @@ def _rank_and_multileave(
     :func:`~oltr.learners.linear.batch_scores`), and ranks are those of a stable
     descending sort (ties by lower index), one run at a time, so a run's page
     does not depend on its batch. Scores are laid out (document, ranker) so the
-    loops over the n + 1 rankers vectorise: the ranks of lists up to
-    ``_COUNT_RANKS_UP_TO`` documents are counted,
-    ``rank(i) = #{j < i: s_j ≥ s_i} + #{j > i: s_j > s_i}``, longer lists sorted.
+    loops over the n + 1 rankers vectorise; each ranker's order of lists up to
+    :data:`~oltr.permutations.counting.COUNTING_UP_TO` documents is counted
+    (:func:`~oltr.permutations.counting.orders_by_counting`), longer lists sorted.
     """
     n_runs, d = weights.shape
     n1 = u.shape[1] + 1
     m = features.shape[0]
     wt = np.empty((d, n1))
     s = np.empty((m, n1))
-    c = np.empty(n1, dtype=np.intp)
-    col = np.empty(m)
+    neg = np.empty((n1, m))
+    orders = np.empty((n1, m), dtype=np.intp)
     ranks = np.empty((n1, m), dtype=np.intp)
     for b in range(n_runs):
         for j in range(d):
@@ -105,25 +103,17 @@ def _rank_and_multileave(
                 if v != 0.0:  # a zero term adds an exact zero
                     for r in range(n1):
                         s[i, r] += wt[j, r] * v
-        if m <= _COUNT_RANKS_UP_TO:
+        for r in range(n1):
             for i in range(m):
-                for r in range(n1):
-                    c[r] = 0
-                for j in range(i):
-                    for r in range(n1):
-                        c[r] += 1 if s[j, r] >= s[i, r] else 0
-                for j in range(i + 1, m):
-                    for r in range(n1):
-                        c[r] += 1 if s[j, r] > s[i, r] else 0
-                for r in range(n1):
-                    ranks[r, i] = c[r]
+                neg[r, i] = -s[i, r]
+        if m <= COUNTING_UP_TO:
+            orders_by_counting(neg, orders)
         else:
             for r in range(n1):
-                for i in range(m):
-                    col[i] = -s[i, r]
-                order = np.argsort(col, kind="mergesort")
-                for pos in range(m):
-                    ranks[r, order[pos]] = pos
+                orders[r] = np.argsort(neg[r], kind="mergesort")
+        for r in range(n1):
+            for pos in range(m):
+                ranks[r, orders[r, pos]] = pos
         for i in range(m):
             own[b, ranks[0, i]] = i
         multileave_one(ranks, uniforms[b, 0], uniforms[b, 1], table, shown[b], q[b])
