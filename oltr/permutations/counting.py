@@ -10,12 +10,13 @@ at the first free position from its count, puts ties in index order without a
 second count.
 
 That is ``m²`` compares against the ``m log m`` of a merge sort, but without a
-branch that depends on the data they run several times faster for the list
-lengths of learning to rank: 2–4× a merge sort of one list of 40–400 items, 2–7×
-numpy's vectorised ``argsort`` with a tie pass for 64 lists of 40–120 items, and
-level with it near 300 items (:data:`COUNTING_UP_TO` leaves longer lists to a
-sort). The keys must be comparable: NaN compares false both ways, so a row with
-NaN gets *a* permutation, not a meaningful one; callers check finiteness first.
+branch that depends on the data they run faster for the list lengths of learning
+to rank (docs/benchmarks.md): 2.5–4× a compiled merge sort of one list of 120–400
+items (level at 40), 1.6–4× numpy's vectorised ``argsort`` with a tie pass for 64
+lists of 24–120 items, and level with it near 300 items (:data:`COUNTING_UP_TO`
+leaves longer lists to a sort). The keys must be comparable: NaN compares false
+both ways, so a row with NaN gets *a* permutation, not a meaningful one; callers
+check first (:func:`stable_orders` hands such rows to numpy's sort).
 """
 
 from __future__ import annotations
