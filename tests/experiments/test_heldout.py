@@ -45,15 +45,21 @@ def test_cutoff_and_no_relevant() -> None:
     )
 
 
+def per_run_per_query_loop(ds: LetorDataset, w: np.ndarray) -> np.ndarray:
+    """NDCG@10 of each run on each query: numpy's stable sort and the public ``ndcg``."""
+    loop = np.empty((w.shape[0], ds.n_queries))
+    for b in range(w.shape[0]):
+        for q in range(ds.n_queries):
+            x, r = ds.query(q)
+            loop[b, q] = ndcg(r, np.argsort(-(x @ w[b]), kind="stable"), k=10)
+    return loop
+
+
 def test_matches_a_per_run_per_query_loop() -> None:
     ds = synthetic_letor(n_queries=15, n_features=4, min_docs=2, max_docs=30, rng=3)
     w = np.random.default_rng(0).standard_normal((4, 4))
     w[0] = 0.0  # all ties: order by document index
-    loop = np.empty((4, ds.n_queries))
-    for b in range(4):
-        for q in range(ds.n_queries):
-            x, r = ds.query(q)
-            loop[b, q] = ndcg(r, np.argsort(-(x @ w[b]), kind="stable"), k=10)
+    loop = per_run_per_query_loop(ds, w)
     np.testing.assert_allclose(HeldoutSet(ds).per_query(w), loop, rtol=1e-12)
     np.testing.assert_allclose(heldout_ndcg(w, ds), loop.mean(axis=1), rtol=1e-12)
 
@@ -69,11 +75,7 @@ def test_tied_scores_on_short_and_long_lists_match_the_loop(min_docs: int, max_d
         offsets=ds.offsets,
     )
     w = np.array([[1.0, 0.0, 0.0], [0.5, -1.0, 2.0], [0.0, 0.0, 0.0]])
-    loop = np.empty((3, coarse.n_queries))
-    for b in range(3):
-        for q in range(coarse.n_queries):
-            x, r = coarse.query(q)
-            loop[b, q] = ndcg(r, np.argsort(-(x @ w[b]), kind="stable"), k=10)
+    loop = per_run_per_query_loop(coarse, w)
     np.testing.assert_allclose(HeldoutSet(coarse).per_query(w), loop, rtol=1e-12)
 
 
